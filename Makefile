@@ -1,0 +1,41 @@
+# The README's commands: `make run` brings the site up, `make test` runs every test.
+PYTHON ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+export DJANGO_SETTINGS_MODULE ?= config.settings.local
+
+.PHONY: install run test test-embedded-e2e bench lint migrate
+
+$(STAMP): pyproject.toml requirements.lock
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.lock
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -e .
+	touch $(STAMP)
+
+install: $(STAMP)
+
+migrate: install
+	$(BIN)/python manage.py migrate --noinput
+
+run: migrate
+	$(BIN)/python manage.py sync_content
+	$(BIN)/python manage.py seed_demo
+	$(BIN)/python scripts/run_local.py
+
+# The whole suite on whatever DATABASE_URL/REDIS_URL say; where they point at servers, the
+# end-to-end tests run a second time on the embedded defaults (SQLite, filesystem broker).
+test: install
+	DJANGO_SETTINGS_MODULE=config.settings.test $(BIN)/python -m pytest
+	@if [ -n "$$DATABASE_URL$$REDIS_URL" ]; then $(MAKE) --no-print-directory test-embedded-e2e; fi
+
+test-embedded-e2e: install
+	env -u DATABASE_URL -u REDIS_URL DJANGO_SETTINGS_MODULE=config.settings.test \
+		$(BIN)/python -m pytest -m e2e tests/e2e
+
+bench: install
+	$(BIN)/python -m bench
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .

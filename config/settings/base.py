@@ -1,0 +1,189 @@
+"""Settings shared by every environment, driven by environment variables.
+
+With no variables set the site runs on embedded defaults that need no server:
+SQLite in ``var/`` and kombu's filesystem transport as the Celery broker. Setting
+``DATABASE_URL`` (PostgreSQL) and ``REDIS_URL`` switches to the production stack.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import dj_database_url
+from django.utils.translation import gettext_lazy as _
+
+BASE_DIR = Path(__file__).resolve().parent.parent.parent
+VAR_DIR = Path(os.environ.get("COURSEWARE_VAR_DIR", BASE_DIR / "var"))
+VAR_DIR.mkdir(parents=True, exist_ok=True)
+
+
+def env_bool(name: str, default: bool) -> bool:
+    value = os.environ.get(name)
+    if value is None:
+        return default
+    return value.strip().lower() in {"1", "true", "yes", "on"}
+
+
+def env_int(name: str, default: int) -> int:
+    value = os.environ.get(name)
+    return default if value in (None, "") else int(value)
+
+
+# --- Core -------------------------------------------------------------------------------------
+
+SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "insecure-local-development-key-change-me")
+DEBUG = env_bool("DJANGO_DEBUG", False)
+ALLOWED_HOSTS = os.environ.get("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost,testserver").split(",")
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "courseware.accounts",
+    "courseware.courses",
+    "courseware.submissions",
+    "courseware.authoring",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.locale.LocaleMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "config.urls"
+WSGI_APPLICATION = "config.wsgi.application"
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "courseware" / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.template.context_processors.i18n",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- Database ---------------------------------------------------------------------------------
+
+DATABASES = {
+    "default": dj_database_url.config(
+        default=f"sqlite:///{VAR_DIR / 'courseware.sqlite3'}",
+        conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 0),
+    )
+}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # The web server and the worker write to the same file: wait for the lock, don't fail.
+    DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 30
+
+# --- Auth -------------------------------------------------------------------------------------
+
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "home"
+LOGOUT_REDIRECT_URL = "login"
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+]
+
+# --- Internationalisation ---------------------------------------------------------------------
+
+LANGUAGE_CODE = "en"
+LANGUAGES = [("en", _("English")), ("zh-hans", _("Simplified Chinese"))]
+LOCALE_PATHS = [BASE_DIR / "courseware" / "locale"]
+USE_I18N = True
+TIME_ZONE = "UTC"
+USE_TZ = True
+
+# --- Static files -----------------------------------------------------------------------------
+
+STATIC_URL = "static/"
+STATIC_ROOT = VAR_DIR / "static"
+
+# --- Celery -----------------------------------------------------------------------------------
+
+REDIS_URL = os.environ.get("REDIS_URL", "")
+
+
+def filesystem_broker(folder: Path) -> tuple[str, dict[str, object]]:
+    """kombu's filesystem transport: messages are files in one folder that every process on
+    this machine shares. It needs no server, which is what `make run` on a fresh machine needs."""
+    (folder / "processed").mkdir(parents=True, exist_ok=True)
+    return "filesystem://", {
+        "data_folder_in": str(folder),
+        "data_folder_out": str(folder),
+        "processed_folder": str(folder / "processed"),
+        "store_processed": False,
+    }
+
+
+CELERY_FS_BROKER_DIR = Path(os.environ.get("CELERY_FS_BROKER_DIR", VAR_DIR / "broker"))
+if REDIS_URL:
+    CELERY_BROKER_URL = REDIS_URL
+    CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, object] = {
+        # A task not acknowledged within this time is handed to another worker; it must be
+        # longer than the longest grading or a slow grading would be delivered twice.
+        "visibility_timeout": 3600,
+    }
+else:
+    CELERY_BROKER_URL, CELERY_BROKER_TRANSPORT_OPTIONS = filesystem_broker(CELERY_FS_BROKER_DIR)
+CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", CELERY_BROKER_URL)
+CELERY_TASK_IGNORE_RESULT = True  # results live in the database, not in a result backend
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_TASK_SERIALIZER = "json"
+CELERY_TASK_ACKS_LATE = True  # a worker that dies mid-grading leaves the message for another
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1  # one job per device slot at a time
+CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 600)
+CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 660)
+CELERY_TASK_DEFAULT_QUEUE = "cpu"
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+
+# --- Grading ----------------------------------------------------------------------------------
+
+# The device kind this deployment grades on by default; a worker consumes the queue of the same
+# name (`celery -A config worker -Q cpu`), so a GPU node runs `-Q cuda`.
+GRADING_DEVICE_KIND = os.environ.get("GRADING_DEVICE_KIND", "cpu")
+GRADERS_EXERCISES_ROOT = Path(os.environ.get("GRADERS_EXERCISES_ROOT", BASE_DIR / "exercises"))
+# How many submissions one student may have waiting (queued or running) at once.
+SUBMISSIONS_MAX_PENDING_PER_STUDENT = env_int("SUBMISSIONS_MAX_PENDING_PER_STUDENT", 3)
+# Largest request body the submission API reads; larger ones get 413 before parsing.
+SUBMISSIONS_MAX_BODY_BYTES = env_int("SUBMISSIONS_MAX_BODY_BYTES", 2 * 1024 * 1024)
+# A submission still queued or running after this long is put back on the queue.
+SUBMISSIONS_STALE_AFTER_S = env_int("SUBMISSIONS_STALE_AFTER_S", 900)
+DATA_UPLOAD_MAX_MEMORY_SIZE = SUBMISSIONS_MAX_BODY_BYTES + 1024
+
+# --- Logging ----------------------------------------------------------------------------------
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+}
+
+# The beat scheduler (`celery -A config beat`, or `worker -B` on one machine) sweeps for work
+# that a lost worker or broker left behind.
+CELERY_BEAT_SCHEDULE = {
+    "requeue-stale-submissions": {
+        "task": "graders.requeue_stale",
+        "schedule": 300.0,
+        "options": {"queue": GRADING_DEVICE_KIND},
+    },
+}

@@ -1,0 +1,27 @@
+from django.contrib import admin
+from django.contrib.auth import views as auth_views
+from django.urls import include, path, re_path
+
+from courseware.submissions import api, views
+
+# API routes answer with or without a trailing slash.
+api_v1 = [
+    re_path(r"^submissions/?$", api.submissions_collection, name="api-submissions"),
+    re_path(
+        r"^submissions/(?P<submission_id>[0-9]+)/?$",
+        api.submission_detail,
+        name="api-submission-detail",
+    ),
+    re_path(r"^exercises/?$", api.exercises_collection, name="api-exercises"),
+]
+
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("exercises/<slug:slug>/", views.exercise_detail, name="exercise-detail"),
+    path("submissions/<int:submission_id>/", views.submission_detail, name="submission-detail"),
+    path("login/", auth_views.LoginView.as_view(), name="login"),
+    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("i18n/", include("django.conf.urls.i18n")),
+    path("admin/", admin.site.urls),
+    re_path(r"^api/v1/", include(api_v1)),
+]

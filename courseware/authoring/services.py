@@ -1,0 +1,86 @@
+"""Sync authored content from `exercises/` into the site's Item rows."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path
+
+from django.conf import settings
+from django.db import transaction
+
+from courseware.courses.models import Course, Item, ItemKind
+from graders import ExerciseSpec, SpecError, iter_exercises
+
+DEFAULT_COURSE_SLUG = "gpu-fundamentals"
+DEFAULT_COURSE_TITLE = "GPU Fundamentals"
+
+
+@dataclass
+class SyncSummary:
+    exercises: int = 0
+    quiz_questions: int = 0
+    notebooks: int = 0
+    unpublished: list[str] = field(default_factory=list)
+
+    def line(self) -> str:
+        text = (
+            f"{self.exercises} exercises, {self.quiz_questions} quiz questions, "
+            f"{self.notebooks} notebooks"
+        )
+        if self.unpublished:
+            text += f"; no longer in the files, unpublished: {', '.join(self.unpublished)}"
+        return text
+
+
+def course_get_default() -> Course:
+    course, _ = Course.objects.get_or_create(
+        slug=DEFAULT_COURSE_SLUG, defaults={"title": DEFAULT_COURSE_TITLE}
+    )
+    return course
+
+
+def content_load(*, root: Path) -> list[ExerciseSpec]:
+    """Every exercise under root, or SpecError naming the file and field that is wrong."""
+    specs = iter_exercises(root)
+    seen: dict[str, Path] = {}
+    for spec in specs:
+        if spec.slug in seen:
+            raise SpecError(
+                f"{spec.path / 'exercise.toml'}: slug '{spec.slug}' is also used by "
+                f"{seen[spec.slug]}; slugs must be unique across chapters"
+            )
+        seen[spec.slug] = spec.path
+    return specs
+
+
+def content_sync(*, root: Path | None = None, check_only: bool = False) -> SyncSummary:
+    root = Path(root or settings.GRADERS_EXERCISES_ROOT)
+    specs = content_load(root=root)
+    summary = SyncSummary(exercises=len(specs))
+    if check_only:
+        return summary
+    course = course_get_default()
+    with transaction.atomic():
+        for spec in specs:
+            Item.objects.update_or_create(
+                slug=spec.slug,
+                defaults={
+                    "course": course,
+                    "kind": ItemKind.EXERCISE,
+                    "chapter": spec.chapter,
+                    "title_en": spec.title.get("en", spec.slug),
+                    "title_zh": spec.title.get("zh", ""),
+                    "source_path": str(spec.path.resolve().relative_to(root.resolve())),
+                    "content_hash": spec.content_hash,
+                    "max_score": Decimal(str(spec.max_score)),
+                    "device_kinds": list(spec.devices),
+                    "is_published": True,
+                },
+            )
+        gone = Item.objects.filter(kind=ItemKind.EXERCISE, is_published=True).exclude(
+            slug__in=[s.slug for s in specs]
+        )
+        summary.unpublished = sorted(gone.values_list("slug", flat=True))
+        gone.update(is_published=False)  # never deleted: submissions point at them
+    return summary

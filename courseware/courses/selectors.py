@@ -1,0 +1,70 @@
+"""Reads about courses: who may do what, and which policy applies to an item."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import QuerySet
+
+from courseware.courses.models import Enrolment, Item, ItemKind, ItemPolicy, Offering, Role
+
+
+@dataclass(frozen=True)
+class EffectivePolicy:
+    opens_at: datetime | None
+    due_at: datetime | None
+    late_until: datetime | None
+    max_attempts: int | None
+    late_penalty_per_day: Decimal
+
+
+def item_list_published(*, kind: str | None = ItemKind.EXERCISE) -> QuerySet[Item]:
+    items = Item.objects.filter(is_published=True)
+    return items.filter(kind=kind) if kind else items
+
+
+def item_get_published(*, slug: str) -> Item | None:
+    return Item.objects.filter(slug=slug, is_published=True).select_related("course").first()
+
+
+def enrolment_for_item(*, user: AbstractBaseUser, item: Item) -> Enrolment | None:
+    """The user's enrolment in an active offering of the item's course (the newest if several)."""
+    return (
+        Enrolment.objects.filter(
+            user=user, offering__course_id=item.course_id, offering__is_active=True
+        )
+        .select_related("offering")
+        .order_by("-offering_id")
+        .first()
+    )
+
+
+def user_is_staff_of(*, user: AbstractBaseUser, offering: Offering | None) -> bool:
+    """TAs and instructors of the offering (and site superusers) see everyone's work."""
+    if getattr(user, "is_superuser", False):
+        return True
+    if offering is None:
+        return False
+    return Enrolment.objects.filter(
+        user=user, offering=offering, role__in=[Role.TA, Role.INSTRUCTOR]
+    ).exists()
+
+
+def policy_for(*, offering: Offering, item: Item) -> EffectivePolicy:
+    policy = ItemPolicy.objects.filter(offering=offering, item=item).first()
+    max_attempts = offering.default_max_attempts
+    penalty = offering.default_late_penalty_per_day
+    if policy is None:
+        return EffectivePolicy(None, None, None, max_attempts, penalty)
+    return EffectivePolicy(
+        opens_at=policy.opens_at,
+        due_at=policy.due_at,
+        late_until=policy.late_until,
+        max_attempts=policy.max_attempts if policy.max_attempts is not None else max_attempts,
+        late_penalty_per_day=(
+            policy.late_penalty_per_day if policy.late_penalty_per_day is not None else penalty
+        ),
+    )

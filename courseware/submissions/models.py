@@ -1,0 +1,135 @@
+"""Submissions and what became of them.
+
+A Submission is what the student sent; its content never changes once made. Its `status` is
+the only field that moves, and only through the services in `services.py`. Every grading is a
+row of its own (a regrade adds one, history stays), and so is every override a TA makes.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import models
+from django.utils.translation import gettext_lazy as _
+
+from courseware.courses.models import Item, Offering
+
+
+class Status(models.TextChoices):
+    QUEUED = "queued", _("Queued")
+    RUNNING = "running", _("Running")
+    GRADED = "graded", _("Graded")
+    NEEDS_REVIEW = "needs_review", _("Needs review")
+    # The grader itself broke: the student loses nothing and may resubmit at no cost.
+    FAILED = "failed", _("Failed (not your fault)")
+
+
+PENDING_STATUSES = (Status.QUEUED, Status.RUNNING)
+
+
+class Verdict(models.TextChoices):
+    CORRECT = "correct", _("Correct")
+    WRONG = "wrong", _("Wrong")
+    ERROR = "error", _("Error")
+    TIMEOUT = "timeout", _("Timeout")
+    REJECTED = "rejected", _("Rejected")
+
+
+class SubmissionKind(models.TextChoices):
+    CODE = "code", _("Code")
+    NOTEBOOK = "notebook", _("Notebook")
+
+
+class Submission(models.Model):
+    IMMUTABLE_FIELDS: ClassVar[tuple[str, ...]] = (
+        "user_id", "item_id", "offering_id", "kind", "source", "source_sha256",
+        "content_hash", "device_kind", "created_at", "is_late", "late_days",
+    )
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="submissions"
+    )
+    item = models.ForeignKey(Item, on_delete=models.PROTECT, related_name="submissions")
+    offering = models.ForeignKey(
+        Offering, on_delete=models.PROTECT, related_name="submissions", null=True, blank=True
+    )
+    kind = models.CharField(max_length=16, choices=SubmissionKind.choices)
+    source = models.TextField(_("source"))
+    source_sha256 = models.CharField(max_length=64)
+    content_hash = models.CharField(
+        _("exercise content hash"), max_length=64,
+        help_text=_("The hash of the exercise files this was submitted against."),
+    )
+    device_kind = models.CharField(max_length=16)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    is_late = models.BooleanField(default=False)
+    late_days = models.PositiveIntegerField(default=0)
+
+    status = models.CharField(
+        max_length=16, choices=Status.choices, default=Status.QUEUED, db_index=True
+    )
+    status_changed_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["user", "item", "status"])]
+
+    def __str__(self) -> str:
+        return f"submission {self.pk} of {self.item_id} by {self.user_id}"
+
+    def save(self, *args: object, **kwargs: object) -> None:
+        if self.pk is not None and not self._state.adding:
+            before = type(self).objects.filter(pk=self.pk).values(*self.IMMUTABLE_FIELDS).first()
+            if before is not None:
+                changed = [f for f in self.IMMUTABLE_FIELDS if before[f] != getattr(self, f)]
+                if changed:
+                    raise ValidationError(f"A submission never changes once made: {changed}")
+        super().save(*args, **kwargs)  # type: ignore[arg-type]
+
+    @property
+    def current_grading(self) -> Grading | None:
+        return self.gradings.order_by("-created_at", "-id").first()
+
+
+class Grading(models.Model):
+    """One run of the grader over a submission; the report is the engine's JSON."""
+
+    submission = models.ForeignKey(Submission, on_delete=models.PROTECT, related_name="gradings")
+    # The delivery that produced it: a task delivered twice still writes one grading.
+    run_key = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    verdict = models.CharField(max_length=16, choices=Verdict.choices, null=True, blank=True)
+    gradable = models.BooleanField(default=True)
+    score = models.DecimalField(max_digits=8, decimal_places=3, null=True, blank=True)
+    max_score = models.DecimalField(max_digits=8, decimal_places=3, null=True, blank=True)
+    report = models.JSONField(default=dict)
+    content_hash = models.CharField(max_length=64, help_text=_("Exercise content graded against."))
+    worker = models.CharField(max_length=200, blank=True)
+    duration_s = models.FloatField(null=True, blank=True)
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
+        related_name="+", help_text=_("Set for a regrade a person asked for."),
+    )
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"grading {self.pk} of submission {self.submission_id}: {self.verdict}"
+
+
+class Override(models.Model):
+    """A person's score for a submission; the latest one wins over any grading."""
+
+    submission = models.ForeignKey(
+        Submission, on_delete=models.PROTECT, related_name="overrides"
+    )
+    author = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    score = models.DecimalField(max_digits=8, decimal_places=3)
+    comment = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]

@@ -1,0 +1,74 @@
+"""Reads for submissions: who may see one, and what the API and pages show of it."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import QuerySet
+
+from courseware.courses.selectors import policy_for, user_is_staff_of
+from courseware.submissions.models import Grading, Status, Submission
+
+# The report fields a student sees; `internal_error` and the like stay with the staff.
+STUDENT_HIDDEN_REPORT_KEYS = frozenset({"internal_error"})
+
+
+def submission_get_visible(*, user: AbstractBaseUser, submission_id: int) -> Submission | None:
+    """The submission if this user may see it: its author, or staff of its offering."""
+    submission = (
+        Submission.objects.select_related("item", "offering", "user")
+        .filter(pk=submission_id)
+        .first()
+    )
+    if submission is None:
+        return None
+    if submission.user_id == user.pk or user_is_staff_of(user=user, offering=submission.offering):
+        return submission
+    return None
+
+
+def submission_list_for(*, user: AbstractBaseUser, item_id: int | None = None) -> QuerySet[Submission]:
+    qs = Submission.objects.filter(user=user).select_related("item")
+    return qs.filter(item_id=item_id) if item_id is not None else qs
+
+
+def late_factor(submission: Submission) -> Decimal:
+    if not submission.is_late or submission.offering is None:
+        return Decimal(1)
+    penalty = policy_for(offering=submission.offering, item=submission.item).late_penalty_per_day
+    return max(Decimal(0), Decimal(1) - penalty * submission.late_days)
+
+
+def submission_effective_score(submission: Submission, grading: Grading | None) -> Decimal | None:
+    """A person's latest override wins; else the grading's score less any late penalty."""
+    override = submission.overrides.first()
+    if override is not None:
+        return override.score
+    if grading is None or grading.score is None:
+        return None
+    return (grading.score * late_factor(submission)).quantize(Decimal("0.001"))
+
+
+def submission_as_api(submission: Submission, *, for_staff: bool) -> dict[str, Any]:
+    grading = submission.current_grading
+    finished = submission.status in (Status.GRADED, Status.NEEDS_REVIEW, Status.FAILED)
+    report: dict[str, Any] | None = None
+    if grading is not None and finished:
+        report = {
+            k: v for k, v in grading.report.items()
+            if for_staff or k not in STUDENT_HIDDEN_REPORT_KEYS
+        }
+    score = submission_effective_score(submission, grading) if finished else None
+    return {
+        "id": submission.pk,
+        "exercise": submission.item.slug,
+        "status": submission.status,
+        "verdict": grading.verdict if (grading is not None and finished) else None,
+        "score": float(score) if score is not None else None,
+        "max_score": float(submission.item.max_score),
+        "report": report,
+        "created_at": submission.created_at.isoformat(),
+        "is_late": submission.is_late,
+    }

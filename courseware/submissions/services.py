@@ -1,0 +1,293 @@
+"""Writes for submissions. Every status change goes through here.
+
+Transitions: queued → running (a worker claims it) → graded | needs_review | failed;
+running → queued (put back after a worker was lost); graded/needs_review/failed → queued (regrade).
+Claims are conditional UPDATEs, so two workers never grade the same delivery.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import math
+from dataclasses import dataclass
+from datetime import timedelta
+from decimal import Decimal
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from courseware.courses.models import Item, ItemKind
+from courseware.courses.selectors import enrolment_for_item, item_get_published, policy_for
+from courseware.submissions.models import (
+    PENDING_STATUSES,
+    Grading,
+    Status,
+    Submission,
+    SubmissionKind,
+    Verdict,
+)
+
+logger = logging.getLogger(__name__)
+
+
+class SubmissionRefused(Exception):
+    """The submission was not accepted; `message` tells the user what to do."""
+
+    def __init__(self, message: str, *, status_code: int = 400) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status_code = status_code
+
+
+@dataclass(frozen=True)
+class Lateness:
+    is_late: bool
+    days: int
+
+
+def _lateness_or_refuse(*, item: Item, policy_due: Any, late_until: Any, opens_at: Any) -> Lateness:
+    now = timezone.now()
+    if opens_at is not None and now < opens_at:
+        raise SubmissionRefused(
+            _("%(item)s opens on %(when)s; submit after that.")
+            % {"item": item.slug, "when": opens_at.isoformat()},
+            status_code=403,
+        )
+    if policy_due is None or now <= policy_due:
+        return Lateness(False, 0)
+    if late_until is None or now > late_until:
+        raise SubmissionRefused(
+            _("The deadline for %(item)s passed on %(when)s and late work is no longer accepted. "
+              "Ask your instructor if you need an extension.")
+            % {"item": item.slug, "when": policy_due.isoformat()},
+            status_code=403,
+        )
+    days = math.ceil((now - policy_due) / timedelta(days=1))
+    return Lateness(True, days)
+
+
+def _attempts_used(*, user: AbstractBaseUser, item: Item, offering_id: int | None) -> int:
+    # A grader failure or a rejected upload costs the student nothing.
+    return (
+        Submission.objects.filter(user=user, item=item, offering_id=offering_id)
+        .exclude(status=Status.FAILED)
+        .exclude(gradings__verdict=Verdict.REJECTED)
+        .distinct()
+        .count()
+    )
+
+
+def _pending_limit(offering_limit: int | None) -> int:
+    if offering_limit is not None:
+        return offering_limit
+    return int(settings.SUBMISSIONS_MAX_PENDING_PER_STUDENT)
+
+
+def submission_create(
+    *, user: AbstractBaseUser, exercise_slug: str, code: str, device_kind: str | None = None
+) -> Submission:
+    """Save a code submission and queue it for grading once the row is committed."""
+    if not isinstance(exercise_slug, str) or not exercise_slug.strip():
+        raise SubmissionRefused(_("Name the exercise: send its slug in the field 'exercise'."))
+    item = item_get_published(slug=exercise_slug.strip())
+    if item is None or item.kind != ItemKind.EXERCISE:
+        raise SubmissionRefused(
+            _("There is no coding exercise named '%(slug)s'. Check the slug on the exercise page.")
+            % {"slug": exercise_slug}
+        )
+    if not isinstance(code, str) or not code.strip():
+        raise SubmissionRefused(_("The code is empty. Paste your solution and submit again."))
+    device = device_kind or settings.GRADING_DEVICE_KIND
+    if device not in item.device_kinds:
+        raise SubmissionRefused(
+            _("%(item)s cannot be graded on '%(device)s'; it accepts %(kinds)s.")
+            % {"item": item.slug, "device": device, "kinds": ", ".join(item.device_kinds)}
+        )
+
+    enrolment = enrolment_for_item(user=user, item=item)
+    if enrolment is None and not getattr(user, "is_superuser", False):
+        raise SubmissionRefused(
+            _("You are not enrolled in a running offering of this course. "
+              "Ask your instructor to enrol you."),
+            status_code=403,
+        )
+    offering = enrolment.offering if enrolment else None
+
+    with transaction.atomic():
+        # Lock the user's row so that two concurrent submissions cannot both pass the limits.
+        get_user_model().objects.select_for_update().filter(pk=user.pk).first()
+        lateness = Lateness(False, 0)
+        if offering is not None:
+            policy = policy_for(offering=offering, item=item)
+            lateness = _lateness_or_refuse(
+                item=item, policy_due=policy.due_at, late_until=policy.late_until,
+                opens_at=policy.opens_at,
+            )
+            used = _attempts_used(user=user, item=item, offering_id=offering.pk)
+            if policy.max_attempts is not None and used >= policy.max_attempts:
+                raise SubmissionRefused(
+                    _("You have used all %(n)d attempts for %(item)s.")
+                    % {"n": policy.max_attempts, "item": item.slug},
+                    status_code=403,
+                )
+        limit = _pending_limit(offering.max_pending_per_student if offering else None)
+        pending = Submission.objects.filter(user=user, status__in=PENDING_STATUSES).count()
+        if pending >= limit:
+            raise SubmissionRefused(
+                _("You already have %(n)d submissions waiting to be graded. "
+                  "Wait for one to finish, then submit again.") % {"n": pending},
+                status_code=429,
+            )
+        submission = Submission.objects.create(
+            user=user,
+            item=item,
+            offering=offering,
+            kind=SubmissionKind.CODE,
+            source=code,
+            source_sha256=hashlib.sha256(code.encode("utf-8", "surrogatepass")).hexdigest(),
+            content_hash=item.content_hash,
+            device_kind=device,
+            is_late=lateness.is_late,
+            late_days=lateness.days,
+        )
+        submission_id, queue = submission.pk, submission.device_kind
+        transaction.on_commit(lambda: submission_enqueue(submission_id=submission_id, queue=queue))
+    return submission
+
+
+def submission_enqueue(*, submission_id: int, queue: str) -> None:
+    """Send the grading task; only the id travels. A broker outage leaves it queued for later."""
+    from graders.tasks import grade_submission
+
+    try:
+        grade_submission.apply_async(args=[submission_id], queue=queue)
+    except Exception:  # the row is saved; the stale sweep will send it again
+        logger.exception("Could not queue submission %s; it stays queued", submission_id)
+
+
+def submission_claim(*, submission_id: int) -> Submission | None:
+    """Move a queued submission to running. None if another delivery already took it."""
+    taken = Submission.objects.filter(pk=submission_id, status=Status.QUEUED).update(
+        status=Status.RUNNING, status_changed_at=timezone.now()
+    )
+    if taken != 1:
+        return None
+    return Submission.objects.select_related("item").get(pk=submission_id)
+
+
+def _set_status(*, submission_id: int, new: Status, allowed_from: tuple[Status, ...]) -> bool:
+    return (
+        Submission.objects.filter(pk=submission_id, status__in=allowed_from).update(
+            status=new, status_changed_at=timezone.now()
+        )
+        == 1
+    )
+
+
+def _decimal(value: Any) -> Decimal | None:
+    if value is None:
+        return None
+    return Decimal(str(round(float(value), 3)))
+
+
+def grading_record(
+    *, submission: Submission, report: dict[str, Any], run_key: str, worker: str,
+    duration_s: float, content_hash: str,
+) -> Grading | None:
+    """Store the engine's report as a new grading and finish the submission."""
+    needs_person = bool(report.get("needs_manual_grade")) or bool(report.get("flags"))
+    with transaction.atomic():
+        try:
+            with transaction.atomic():
+                grading = Grading.objects.create(
+                    submission=submission,
+                    run_key=run_key,
+                    verdict=report.get("verdict"),
+                    gradable=bool(report.get("gradable", True)),
+                    score=_decimal(report.get("score")),
+                    max_score=_decimal(report.get("max_score")),
+                    report=report,
+                    content_hash=content_hash,
+                    worker=worker[:200],
+                    duration_s=duration_s,
+                )
+        except IntegrityError:
+            logger.info("Submission %s: delivery %s already recorded", submission.pk, run_key)
+            return None
+        _set_status(
+            submission_id=submission.pk,
+            new=Status.NEEDS_REVIEW if needs_person else Status.GRADED,
+            allowed_from=(Status.RUNNING,),
+        )
+    return grading
+
+
+def submission_mark_failed(*, submission_id: int, run_key: str, reason: str) -> None:
+    """The grader broke: say so, and don't count it against the student."""
+    with transaction.atomic():
+        if not _set_status(
+            submission_id=submission_id, new=Status.FAILED,
+            allowed_from=(Status.RUNNING, Status.QUEUED),
+        ):
+            return
+        submission = Submission.objects.get(pk=submission_id)
+        Grading.objects.get_or_create(
+            run_key=run_key,
+            defaults={
+                "submission": submission,
+                "verdict": None,
+                "gradable": False,
+                "report": {
+                    "verdict": None,
+                    "gradable": False,
+                    "message": _(
+                        "The grader failed on our side; this costs you nothing. "
+                        "Submit again, and tell your TA if it keeps happening."
+                    ),
+                    "internal_error": reason[-2000:],
+                },
+                "content_hash": submission.content_hash,
+            },
+        )
+
+
+def submission_release_claim(*, submission_id: int) -> bool:
+    """Put a running submission back on the queue (before a retry)."""
+    return _set_status(
+        submission_id=submission_id, new=Status.QUEUED, allowed_from=(Status.RUNNING,)
+    )
+
+
+def submission_regrade(*, submission: Submission, requested_by: AbstractBaseUser) -> bool:
+    """Queue a finished submission again; its earlier gradings stay as history."""
+    finished = (Status.GRADED, Status.NEEDS_REVIEW, Status.FAILED)
+    with transaction.atomic():
+        if not _set_status(submission_id=submission.pk, new=Status.QUEUED, allowed_from=finished):
+            return False
+        submission_id, queue = submission.pk, submission.device_kind
+        transaction.on_commit(lambda: submission_enqueue(submission_id=submission_id, queue=queue))
+    logger.info("Submission %s regrade asked by %s", submission.pk, requested_by)
+    return True
+
+
+def submission_requeue_stale(*, older_than_s: int | None = None) -> int:
+    """Send again what a lost worker or broker left behind. Safe to run any time."""
+    age = older_than_s if older_than_s is not None else settings.SUBMISSIONS_STALE_AFTER_S
+    cutoff = timezone.now() - timedelta(seconds=age)
+    Submission.objects.filter(status=Status.RUNNING, status_changed_at__lt=cutoff).update(
+        status=Status.QUEUED, status_changed_at=timezone.now()
+    )
+    stale = list(
+        Submission.objects.filter(status=Status.QUEUED, status_changed_at__lt=cutoff).values_list(
+            "pk", "device_kind"
+        )
+    )
+    for submission_id, queue in stale:
+        submission_enqueue(submission_id=submission_id, queue=queue)
+    return len(stale)

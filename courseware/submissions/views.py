@@ -1,0 +1,79 @@
+"""Web pages: the exercise list, one exercise with its code box, one submission."""
+
+from __future__ import annotations
+
+import json
+
+import mistune
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.utils.translation import get_language
+from django.views.decorators.http import require_http_methods
+
+from courseware.courses.selectors import item_get_published, item_list_published, user_is_staff_of
+from courseware.submissions import selectors, services
+from graders import SpecError, load_exercise
+
+_markdown = mistune.create_markdown(escape=True, plugins=["table", "strikethrough"])
+
+
+@login_required
+def home(request: HttpRequest) -> HttpResponse:
+    language = get_language()
+    items = [(item, item.title(language)) for item in item_list_published()]
+    return render(request, "courseware/home.html", {"items": items})
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def exercise_detail(request: HttpRequest, slug: str) -> HttpResponse:
+    item = item_get_published(slug=slug)
+    if item is None:
+        raise Http404("No such exercise")
+    code = ""
+    if request.method == "POST":
+        code = request.POST.get("code", "")
+        try:
+            submission = services.submission_create(
+                user=request.user, exercise_slug=slug, code=code
+            )
+        except services.SubmissionRefused as refused:
+            # Keep what the student typed in the box: nothing they sent is lost.
+            messages.error(request, refused.message)
+        else:
+            return redirect("submission-detail", submission_id=submission.pk)
+    try:
+        spec = load_exercise(settings.GRADERS_EXERCISES_ROOT / item.source_path)
+        prompt_html = _markdown(spec.prompt(get_language() or "en"))
+        starter = spec.starter
+    except SpecError as exc:
+        prompt_html = ""
+        starter = ""
+        messages.warning(request, f"This exercise's files have a problem: {exc}")
+    context = {
+        "item": item,
+        "title": item.title(get_language()),
+        "prompt_html": prompt_html,
+        "code": code or starter,
+        "submissions": selectors.submission_list_for(user=request.user, item_id=item.pk)[:20],
+    }
+    return render(request, "courseware/exercise.html", context)
+
+
+@login_required
+def submission_detail(request: HttpRequest, submission_id: int) -> HttpResponse:
+    submission = selectors.submission_get_visible(user=request.user, submission_id=submission_id)
+    if submission is None:
+        raise Http404("No such submission")
+    staff = user_is_staff_of(user=request.user, offering=submission.offering)
+    data = selectors.submission_as_api(submission, for_staff=staff)
+    context = {
+        "submission": submission,
+        "data": data,
+        "report_json": json.dumps(data["report"], indent=2) if data["report"] else "",
+        "title": submission.item.title(get_language()),
+    }
+    return render(request, "courseware/submission.html", context)

@@ -1,0 +1,78 @@
+"""The bridge between Celery and the engine: an id comes in, a grading row goes out.
+
+This is the one module of `graders/` that imports Django. The task only translates: it claims
+the submission, calls the engine, and hands the report to the services that write it.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import time
+import traceback
+from pathlib import Path
+
+from celery import shared_task
+from celery.exceptions import SoftTimeLimitExceeded
+from celery.signals import worker_ready
+from django.conf import settings
+
+from graders import GraderError, grade, load_exercise
+
+logger = logging.getLogger(__name__)
+
+MAX_RETRIES = 2
+
+
+@shared_task(bind=True, name="graders.grade_submission", max_retries=MAX_RETRIES, ignore_result=True)
+def grade_submission(self, submission_id: int) -> None:  # type: ignore[no-untyped-def]
+    from courseware.submissions import services
+
+    run_key = str(self.request.id or f"local-{submission_id}-{time.time_ns()}")
+    submission = services.submission_claim(submission_id=submission_id)
+    if submission is None:
+        logger.info("Submission %s is not queued (already taken or gone); skipping", submission_id)
+        return
+    started = time.monotonic()
+    try:
+        spec = load_exercise(Path(settings.GRADERS_EXERCISES_ROOT) / submission.item.source_path)
+        report = grade(spec, submission.source, device=submission.device_kind)
+    except (GraderError, SoftTimeLimitExceeded, Exception) as exc:  # the grader broke, not the student
+        logger.exception("Grading submission %s failed", submission_id)
+        if self.request.retries < MAX_RETRIES and not isinstance(exc, SoftTimeLimitExceeded):
+            services.submission_release_claim(submission_id=submission_id)
+            raise self.retry(exc=exc, countdown=5 * (self.request.retries + 1)) from exc
+        services.submission_mark_failed(
+            submission_id=submission_id, run_key=run_key, reason=traceback.format_exc()
+        )
+        return
+    services.grading_record(
+        submission=submission,
+        report=report,
+        run_key=run_key,
+        worker=f"{socket.gethostname()}:{self.request.hostname or ''}",
+        duration_s=time.monotonic() - started,
+        content_hash=spec.content_hash,
+    )
+
+
+@shared_task(name="graders.requeue_stale", ignore_result=True)
+def requeue_stale() -> int:
+    from courseware.submissions.services import submission_requeue_stale
+
+    return submission_requeue_stale()
+
+
+@worker_ready.connect
+def _sweep_on_start(**_kwargs: object) -> None:
+    # A worker coming up picks up what a lost worker or a broker outage left behind.
+    from django.db import connection
+
+    from courseware.submissions.services import submission_requeue_stale
+
+    try:
+        submission_requeue_stale()
+    except Exception:  # never keep a worker from starting
+        logger.exception("The stale-submission sweep failed")
+    finally:
+        connection.close()  # the worker's main process holds no database connection

@@ -1,0 +1,74 @@
+"""Start the web server and one Celery worker together; Ctrl-C stops both.
+
+`make run` calls this after migrating, syncing content and creating the demo accounts.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+HOST = os.environ.get("HOST", "127.0.0.1")
+PORT = os.environ.get("PORT", "8000")
+
+
+def start(args: list[str]) -> subprocess.Popen[bytes]:
+    # Each child leads its own process group so that one signal reaches all of its children.
+    return subprocess.Popen(args, cwd=ROOT, start_new_session=True)
+
+
+def stop(processes: list[subprocess.Popen[bytes]]) -> None:
+    for proc in processes:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+    deadline = time.monotonic() + 20
+    for proc in processes:
+        try:
+            proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+def main() -> int:
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
+    queue = os.environ.get("GRADING_DEVICE_KIND", "cpu")
+    var = ROOT / "var"
+    var.mkdir(exist_ok=True)
+    python = sys.executable
+    web = start([python, "manage.py", "runserver", f"{HOST}:{PORT}", "--noreload"])
+    worker = start([
+        python, "-m", "celery", "-A", "config", "worker", "-Q", queue, "--concurrency", "1",
+        "--beat", "--schedule", str(var / "celerybeat-schedule"), "--loglevel", "INFO",
+        "--hostname", f"{queue}@%h",
+    ])
+    processes = [web, worker]
+    print(f"\n  The site is at http://{HOST}:{PORT}/  (Ctrl-C stops the server and the worker)\n",
+          flush=True)
+    stopping = False
+
+    def on_signal(signum: int, _frame: object) -> None:
+        nonlocal stopping
+        stopping = True
+
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+    try:
+        while not stopping:
+            if any(p.poll() is not None for p in processes):
+                print("A process stopped by itself; stopping the other.", file=sys.stderr)
+                break
+            time.sleep(0.5)
+    finally:
+        print("Stopping the web server and the worker…", flush=True)
+        stop(processes)
+    return 0 if stopping else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
