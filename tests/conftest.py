@@ -1,0 +1,52 @@
+"""Shared people and content for the courseware tests.
+
+Like healthchecks' test base: named people built once per test, and every permission test uses
+them. `alice` is the student, `bob` another student, `tara` the TA and `ines` the instructor.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
+from django.test import Client
+
+from courseware.accounts.services import token_issue
+from courseware.authoring.services import content_sync, course_get_default
+from courseware.courses.models import Enrolment, Item, Offering, Role
+
+
+@dataclass
+class Cast:
+    offering: Offering
+    item: Item
+    alice: AbstractBaseUser
+    bob: AbstractBaseUser
+    tara: AbstractBaseUser
+    ines: AbstractBaseUser
+    stranger: AbstractBaseUser
+
+    def token_client(self, user: AbstractBaseUser) -> Client:
+        return Client(HTTP_AUTHORIZATION=f"Token {token_issue(user=user).key}")
+
+
+def make_cast() -> Cast:
+    content_sync()
+    offering = Offering.objects.create(
+        course=course_get_default(), slug="2026-fall", title="Fall 2026"
+    )
+    users = {}
+    User = get_user_model()
+    for name, role in (("alice", Role.STUDENT), ("bob", Role.STUDENT), ("tara", Role.TA),
+                       ("ines", Role.INSTRUCTOR), ("stranger", None)):
+        users[name] = User.objects.create_user(username=name, password="pw-" + name)
+        if role is not None:
+            Enrolment.objects.create(user=users[name], offering=offering, role=role)
+    return Cast(offering=offering, item=Item.objects.get(slug="vector-add"), **users)
+
+
+@pytest.fixture
+def cast(db: None) -> Cast:
+    return make_cast()

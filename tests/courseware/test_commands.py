@@ -1,0 +1,63 @@
+"""Management commands that instructors and `make run` use."""
+
+from __future__ import annotations
+
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from courseware.accounts.models import ApiToken
+from courseware.courses.models import Item
+
+
+def run(*args: str) -> str:
+    out = StringIO()
+    call_command(*args, stdout=out)
+    return out.getvalue()
+
+
+@pytest.mark.django_db
+def test_sync_content_loads_the_exercises_and_prints_one_summary_line() -> None:
+    line = run("sync_content").strip()
+    assert line.startswith("Synced: ") and "exercises" in line and "quiz questions" in line
+    assert "\n" not in line
+    item = Item.objects.get(slug="vector-add")
+    assert item.is_published and item.chapter == "ch15" and len(item.content_hash) == 64
+    assert run("sync_content")  # a second run reuses what exists
+    assert Item.objects.filter(slug="vector-add").count() == 1
+
+
+@pytest.mark.django_db
+def test_sync_content_check_writes_nothing() -> None:
+    assert run("sync_content", "--check").startswith("Checked: ")
+    assert Item.objects.count() == 0
+
+
+@pytest.mark.django_db
+def test_sync_content_refuses_a_broken_exercise_and_names_the_file(tmp_path: Path) -> None:
+    broken = tmp_path / "ch99" / "broken"
+    broken.mkdir(parents=True)
+    (broken / "exercise.toml").write_text('slug = "broken"\nno_such_key = 1\n')
+    with pytest.raises(CommandError) as caught:
+        call_command("sync_content", "--root", str(tmp_path))
+    assert "exercise.toml" in str(caught.value)
+    assert Item.objects.count() == 0
+
+
+@pytest.mark.django_db
+def test_issue_token_prints_the_same_token_each_time() -> None:
+    run("seed_demo")
+    first = run("issue_token", "student").strip()
+    assert first == run("issue_token", "student").strip()
+    assert ApiToken.objects.get(key=first).user.username == "student"
+    with pytest.raises(CommandError, match="No user named"):
+        call_command("issue_token", "nobody")
+
+
+@pytest.mark.django_db
+def test_seed_demo_can_run_twice() -> None:
+    first = run("seed_demo")
+    assert "student" in first and "ta" in first and "instructor" in first
+    assert run("seed_demo") == first
