@@ -24,7 +24,9 @@ logger = logging.getLogger(__name__)
 MAX_RETRIES = 2
 
 
-@shared_task(bind=True, name="graders.grade_submission", max_retries=MAX_RETRIES, ignore_result=True)
+@shared_task(
+    bind=True, name="graders.grade_submission", max_retries=MAX_RETRIES, ignore_result=True
+)
 def grade_submission(self, submission_id: int) -> None:  # type: ignore[no-untyped-def]
     from courseware.submissions import services
 
@@ -37,7 +39,11 @@ def grade_submission(self, submission_id: int) -> None:  # type: ignore[no-untyp
     try:
         spec = load_exercise(Path(settings.GRADERS_EXERCISES_ROOT) / submission.item.source_path)
         report = grade(spec, submission.source, device=submission.device_kind)
-    except (GraderError, SoftTimeLimitExceeded, Exception) as exc:  # the grader broke, not the student
+    except (
+        GraderError,
+        SoftTimeLimitExceeded,
+        Exception,
+    ) as exc:  # the grader broke, not the student
         logger.exception("Grading submission %s failed", submission_id)
         if self.request.retries < MAX_RETRIES and not isinstance(exc, SoftTimeLimitExceeded):
             services.submission_release_claim(submission_id=submission_id)

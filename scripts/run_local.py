@@ -42,14 +42,32 @@ def main() -> int:
     var.mkdir(exist_ok=True)
     python = sys.executable
     web = start([python, "manage.py", "runserver", f"{HOST}:{PORT}", "--noreload"])
-    worker = start([
-        python, "-m", "celery", "-A", "config", "worker", "-Q", queue, "--concurrency", "1",
-        "--beat", "--schedule", str(var / "celerybeat-schedule"), "--loglevel", "INFO",
-        "--hostname", f"{queue}@%h",
-    ])
+    worker = start(
+        [
+            python,
+            "-m",
+            "celery",
+            "-A",
+            "config",
+            "worker",
+            "-Q",
+            queue,
+            "--concurrency",
+            "1",
+            "--beat",
+            "--schedule",
+            str(var / "celerybeat-schedule"),
+            "--loglevel",
+            "INFO",
+            "--hostname",
+            f"{queue}@%h",
+        ]
+    )
     processes = [web, worker]
-    print(f"\n  The site is at http://{HOST}:{PORT}/  (Ctrl-C stops the server and the worker)\n",
-          flush=True)
+    print(
+        f"\n  The site is at http://{HOST}:{PORT}/  (Ctrl-C stops the server and the worker)\n",
+        flush=True,
+    )
     stopping = False
 
     def on_signal(signum: int, _frame: object) -> None:

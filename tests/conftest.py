@@ -39,8 +39,13 @@ def make_cast() -> Cast:
     )
     users = {}
     User = get_user_model()
-    for name, role in (("alice", Role.STUDENT), ("bob", Role.STUDENT), ("tara", Role.TA),
-                       ("ines", Role.INSTRUCTOR), ("stranger", None)):
+    for name, role in (
+        ("alice", Role.STUDENT),
+        ("bob", Role.STUDENT),
+        ("tara", Role.TA),
+        ("ines", Role.INSTRUCTOR),
+        ("stranger", None),
+    ):
         users[name] = User.objects.create_user(username=name, password="pw-" + name)
         if role is not None:
             Enrolment.objects.create(user=users[name], offering=offering, role=role)

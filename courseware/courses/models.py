@@ -32,11 +32,16 @@ class Offering(models.Model):
         _("default attempt limit"), null=True, blank=True, help_text=_("Empty: unlimited.")
     )
     default_late_penalty_per_day = models.DecimalField(
-        _("default late penalty per day"), max_digits=4, decimal_places=3, default=0,
+        _("default late penalty per day"),
+        max_digits=4,
+        decimal_places=3,
+        default=0,
         help_text=_("Fraction of the score taken off per day late, e.g. 0.1."),
     )
     max_pending_per_student = models.PositiveIntegerField(
-        _("pending submissions allowed per student"), null=True, blank=True,
+        _("pending submissions allowed per student"),
+        null=True,
+        blank=True,
         help_text=_("Empty: the site's default."),
     )
 
@@ -117,7 +122,9 @@ class ItemPolicy(models.Model):
     opens_at = models.DateTimeField(_("opens at"), null=True, blank=True)
     due_at = models.DateTimeField(_("due at"), null=True, blank=True)
     late_until = models.DateTimeField(
-        _("late submissions accepted until"), null=True, blank=True,
+        _("late submissions accepted until"),
+        null=True,
+        blank=True,
         help_text=_("Empty: nothing is accepted after the deadline."),
     )
     max_attempts = models.PositiveIntegerField(

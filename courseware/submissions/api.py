@@ -80,7 +80,9 @@ def _read_json_body(request: HttpRequest) -> dict[str, Any] | JsonResponse:
     try:
         data = json.loads(body.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError):
-        return error(_("The body must be JSON, e.g. {\"exercise\": \"vector-add\", \"code\": \"...\"}."), 400)
+        return error(
+            _('The body must be JSON, e.g. {"exercise": "vector-add", "code": "..."}.'), 400
+        )
     if not isinstance(data, dict):
         return error(_("The body must be a JSON object with 'exercise' and 'code'."), 400)
     return data
@@ -110,7 +112,9 @@ def submissions_collection(request: HttpRequest, user: AbstractBaseUser) -> Json
 
 
 @api_endpoint(("GET",))
-def submission_detail(request: HttpRequest, user: AbstractBaseUser, submission_id: int) -> JsonResponse:
+def submission_detail(
+    request: HttpRequest, user: AbstractBaseUser, submission_id: int
+) -> JsonResponse:
     submission = selectors.submission_get_visible(user=user, submission_id=int(submission_id))
     if submission is None:
         return error(_("No such submission."), 404)

@@ -44,8 +44,17 @@ class SubmissionKind(models.TextChoices):
 
 class Submission(models.Model):
     IMMUTABLE_FIELDS: ClassVar[tuple[str, ...]] = (
-        "user_id", "item_id", "offering_id", "kind", "source", "source_sha256",
-        "content_hash", "device_kind", "created_at", "is_late", "late_days",
+        "user_id",
+        "item_id",
+        "offering_id",
+        "kind",
+        "source",
+        "source_sha256",
+        "content_hash",
+        "device_kind",
+        "created_at",
+        "is_late",
+        "late_days",
     )
 
     user = models.ForeignKey(
@@ -59,7 +68,8 @@ class Submission(models.Model):
     source = models.TextField(_("source"))
     source_sha256 = models.CharField(max_length=64)
     content_hash = models.CharField(
-        _("exercise content hash"), max_length=64,
+        _("exercise content hash"),
+        max_length=64,
         help_text=_("The hash of the exercise files this was submitted against."),
     )
     device_kind = models.CharField(max_length=16)
@@ -109,8 +119,12 @@ class Grading(models.Model):
     worker = models.CharField(max_length=200, blank=True)
     duration_s = models.FloatField(null=True, blank=True)
     requested_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
-        related_name="+", help_text=_("Set for a regrade a person asked for."),
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        help_text=_("Set for a regrade a person asked for."),
     )
 
     class Meta:
@@ -123,9 +137,7 @@ class Grading(models.Model):
 class Override(models.Model):
     """A person's score for a submission; the latest one wins over any grading."""
 
-    submission = models.ForeignKey(
-        Submission, on_delete=models.PROTECT, related_name="overrides"
-    )
+    submission = models.ForeignKey(Submission, on_delete=models.PROTECT, related_name="overrides")
     author = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
     score = models.DecimalField(max_digits=8, decimal_places=3)
     comment = models.TextField(blank=True)

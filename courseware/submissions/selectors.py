@@ -29,7 +29,9 @@ def submission_get_visible(*, user: AbstractBaseUser, submission_id: int) -> Sub
     return None
 
 
-def submission_list_for(*, user: AbstractBaseUser, item_id: int | None = None) -> QuerySet[Submission]:
+def submission_list_for(
+    *, user: AbstractBaseUser, item_id: int | None = None
+) -> QuerySet[Submission]:
     qs = Submission.objects.filter(user=user).select_related("item")
     return qs.filter(item_id=item_id) if item_id is not None else qs
 
@@ -57,7 +59,8 @@ def submission_as_api(submission: Submission, *, for_staff: bool) -> dict[str, A
     report: dict[str, Any] | None = None
     if grading is not None and finished:
         report = {
-            k: v for k, v in grading.report.items()
+            k: v
+            for k, v in grading.report.items()
             if for_staff or k not in STUDENT_HIDDEN_REPORT_KEYS
         }
     score = submission_effective_score(submission, grading) if finished else None

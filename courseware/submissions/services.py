@@ -63,8 +63,10 @@ def _lateness_or_refuse(*, item: Item, policy_due: Any, late_until: Any, opens_a
         return Lateness(False, 0)
     if late_until is None or now > late_until:
         raise SubmissionRefused(
-            _("The deadline for %(item)s passed on %(when)s and late work is no longer accepted. "
-              "Ask your instructor if you need an extension.")
+            _(
+                "The deadline for %(item)s passed on %(when)s and late work is no longer accepted. "
+                "Ask your instructor if you need an extension."
+            )
             % {"item": item.slug, "when": policy_due.isoformat()},
             status_code=403,
         )
@@ -113,8 +115,10 @@ def submission_create(
     enrolment = enrolment_for_item(user=user, item=item)
     if enrolment is None and not getattr(user, "is_superuser", False):
         raise SubmissionRefused(
-            _("You are not enrolled in a running offering of this course. "
-              "Ask your instructor to enrol you."),
+            _(
+                "You are not enrolled in a running offering of this course. "
+                "Ask your instructor to enrol you."
+            ),
             status_code=403,
         )
     offering = enrolment.offering if enrolment else None
@@ -126,7 +130,9 @@ def submission_create(
         if offering is not None:
             policy = policy_for(offering=offering, item=item)
             lateness = _lateness_or_refuse(
-                item=item, policy_due=policy.due_at, late_until=policy.late_until,
+                item=item,
+                policy_due=policy.due_at,
+                late_until=policy.late_until,
                 opens_at=policy.opens_at,
             )
             used = _attempts_used(user=user, item=item, offering_id=offering.pk)
@@ -140,8 +146,11 @@ def submission_create(
         pending = Submission.objects.filter(user=user, status__in=PENDING_STATUSES).count()
         if pending >= limit:
             raise SubmissionRefused(
-                _("You already have %(n)d submissions waiting to be graded. "
-                  "Wait for one to finish, then submit again.") % {"n": pending},
+                _(
+                    "You already have %(n)d submissions waiting to be graded. "
+                    "Wait for one to finish, then submit again."
+                )
+                % {"n": pending},
                 status_code=429,
             )
         submission = Submission.objects.create(
@@ -197,8 +206,13 @@ def _decimal(value: Any) -> Decimal | None:
 
 
 def grading_record(
-    *, submission: Submission, report: dict[str, Any], run_key: str, worker: str,
-    duration_s: float, content_hash: str,
+    *,
+    submission: Submission,
+    report: dict[str, Any],
+    run_key: str,
+    worker: str,
+    duration_s: float,
+    content_hash: str,
 ) -> Grading | None:
     """Store the engine's report as a new grading and finish the submission."""
     needs_person = bool(report.get("needs_manual_grade")) or bool(report.get("flags"))
@@ -232,7 +246,8 @@ def submission_mark_failed(*, submission_id: int, run_key: str, reason: str) -> 
     """The grader broke: say so, and don't count it against the student."""
     with transaction.atomic():
         if not _set_status(
-            submission_id=submission_id, new=Status.FAILED,
+            submission_id=submission_id,
+            new=Status.FAILED,
             allowed_from=(Status.RUNNING, Status.QUEUED),
         ):
             return

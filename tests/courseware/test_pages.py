@@ -5,13 +5,12 @@ from __future__ import annotations
 from django.conf import settings
 from django.test import Client
 
-from graders import load_exercise
-
 from courseware.submissions.models import Submission
+from graders import load_exercise
 from tests.conftest import Cast
 
 
-def logged_in(cast: Cast, user) -> Client:  # noqa: ANN001
+def logged_in(cast: Cast, user) -> Client:
     client = Client()
     client.force_login(user)
     return client
@@ -33,7 +32,9 @@ def test_the_exercise_page_shows_the_prompt_and_starter_but_never_the_reference(
 
 def test_submitting_the_form_goes_to_the_submission_page(cast: Cast) -> None:
     client = logged_in(cast, cast.alice)
-    response = client.post("/exercises/vector-add/", {"code": "def vector_add(a, b):\n    return a + b\n"})
+    response = client.post(
+        "/exercises/vector-add/", {"code": "def vector_add(a, b):\n    return a + b\n"}
+    )
     submission = Submission.objects.get()
     assert response.status_code == 302
     assert response["Location"] == f"/submissions/{submission.pk}/"

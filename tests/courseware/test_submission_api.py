@@ -105,8 +105,10 @@ def test_a_session_post_needs_the_csrf_token(cast: Cast) -> None:
     client.get("/exercises/vector-add/")  # sets the CSRF cookie, as a browser would
     token = client.cookies["csrftoken"].value
     response = client.post(
-        "/api/v1/submissions", json.dumps({"exercise": "vector-add", "code": GOOD}),
-        content_type="application/json", HTTP_X_CSRFTOKEN=token,
+        "/api/v1/submissions",
+        json.dumps({"exercise": "vector-add", "code": GOOD}),
+        content_type="application/json",
+        HTTP_X_CSRFTOKEN=token,
     )
     assert response.status_code == 201
 
@@ -129,8 +131,14 @@ def test_the_detail_shows_the_graded_result(cast: Cast) -> None:
     submission = submission_claim(submission_id=body["id"])
     assert submission is not None
     report = {"verdict": "correct", "score": 9.5, "max_score": 10, "gradable": True, "flags": []}
-    grading_record(submission=submission, report=report, run_key="r1", worker="w",
-                   duration_s=1.0, content_hash=submission.content_hash)
+    grading_record(
+        submission=submission,
+        report=report,
+        run_key="r1",
+        worker="w",
+        duration_s=1.0,
+        content_hash=submission.content_hash,
+    )
     after = client.get(f"/api/v1/submissions/{body['id']}").json()
     assert after["status"] == "graded" and after["verdict"] == "correct"
     assert after["score"] == 9.5 and after["max_score"] == float(cast.item.max_score)
@@ -157,9 +165,15 @@ def test_attempt_limits_count_graded_work_but_not_grader_failures(cast: Cast) ->
     status, second = post(client, {"exercise": "vector-add", "code": GOOD})
     assert status == 201  # the failure cost nothing
     submission = submission_claim(submission_id=second["id"])
-    grading_record(submission=submission, report={"verdict": "rejected", "gradable": False},
-                   run_key="r-rej", worker="w", duration_s=0.1, content_hash="x")
-    status, third = post(client, {"exercise": "vector-add", "code": GOOD})
+    grading_record(
+        submission=submission,
+        report={"verdict": "rejected", "gradable": False},
+        run_key="r-rej",
+        worker="w",
+        duration_s=0.1,
+        content_hash="x",
+    )
+    status, _third = post(client, {"exercise": "vector-add", "code": GOOD})
     assert status == 201  # a rejected upload cost nothing either
     status, answer = post(client, {"exercise": "vector-add", "code": GOOD})
     assert status == 403 and "all 1 attempts" in answer["error"]
@@ -168,7 +182,9 @@ def test_attempt_limits_count_graded_work_but_not_grader_failures(cast: Cast) ->
 def test_deadlines_refuse_or_mark_late_work(cast: Cast) -> None:
     now = timezone.now()
     policy = ItemPolicy.objects.create(
-        offering=cast.offering, item=cast.item, due_at=now - timedelta(hours=30),
+        offering=cast.offering,
+        item=cast.item,
+        due_at=now - timedelta(hours=30),
         late_until=now + timedelta(days=1),
     )
     client = cast.token_client(cast.alice)
@@ -187,7 +203,9 @@ def test_deadlines_refuse_or_mark_late_work(cast: Cast) -> None:
 
 
 def test_someone_not_enrolled_cannot_submit(cast: Cast) -> None:
-    status, answer = post(cast.token_client(cast.stranger), {"exercise": "vector-add", "code": GOOD})
+    status, answer = post(
+        cast.token_client(cast.stranger), {"exercise": "vector-add", "code": GOOD}
+    )
     assert status == 403 and "not enrolled" in answer["error"]
 
 

@@ -38,10 +38,22 @@ def test_only_one_claim_of_a_submission_wins(cast: Cast) -> None:
 
 def test_a_delivery_recorded_twice_writes_one_grading(cast: Cast) -> None:
     submission = submission_claim(submission_id=make(cast).pk)
-    first = grading_record(submission=submission, report=REPORT, run_key="task-1", worker="w",
-                           duration_s=1, content_hash="h")
-    again = grading_record(submission=submission, report=REPORT, run_key="task-1", worker="w",
-                           duration_s=1, content_hash="h")
+    first = grading_record(
+        submission=submission,
+        report=REPORT,
+        run_key="task-1",
+        worker="w",
+        duration_s=1,
+        content_hash="h",
+    )
+    again = grading_record(
+        submission=submission,
+        report=REPORT,
+        run_key="task-1",
+        worker="w",
+        duration_s=1,
+        content_hash="h",
+    )
     assert first is not None and again is None
     assert Grading.objects.filter(submission=submission).count() == 1
 
@@ -49,30 +61,51 @@ def test_a_delivery_recorded_twice_writes_one_grading(cast: Cast) -> None:
 def test_flags_send_a_submission_to_a_person(cast: Cast) -> None:
     submission = submission_claim(submission_id=make(cast).pk)
     flagged = {**REPORT, "flags": ["implausible_speed"]}
-    grading_record(submission=submission, report=flagged, run_key="k", worker="w",
-                   duration_s=1, content_hash="h")
+    grading_record(
+        submission=submission,
+        report=flagged,
+        run_key="k",
+        worker="w",
+        duration_s=1,
+        content_hash="h",
+    )
     assert Submission.objects.get(pk=submission.pk).status == Status.NEEDS_REVIEW
 
 
 def test_a_regrade_keeps_the_history(cast: Cast) -> None:
     submission = submission_claim(submission_id=make(cast).pk)
-    grading_record(submission=submission, report={**REPORT, "score": 7}, run_key="a", worker="w",
-                   duration_s=1, content_hash="h")
+    grading_record(
+        submission=submission,
+        report={**REPORT, "score": 7},
+        run_key="a",
+        worker="w",
+        duration_s=1,
+        content_hash="h",
+    )
     with mock.patch("graders.tasks.grade_submission.apply_async"):
         assert submission_regrade(submission=submission, requested_by=cast.tara)
     assert not submission_regrade(submission=submission, requested_by=cast.tara)  # already queued
     again = submission_claim(submission_id=submission.pk)
-    grading_record(submission=again, report=REPORT, run_key="b", worker="w", duration_s=1,
-                   content_hash="h")
+    grading_record(
+        submission=again, report=REPORT, run_key="b", worker="w", duration_s=1, content_hash="h"
+    )
     scores = list(Grading.objects.filter(submission=submission).values_list("score", flat=True))
     assert sorted(float(s) for s in scores) == [7.0, 10.0]
-    assert submission_as_api(Submission.objects.get(pk=submission.pk), for_staff=False)["score"] == 10
+    assert (
+        submission_as_api(Submission.objects.get(pk=submission.pk), for_staff=False)["score"] == 10
+    )
 
 
 def test_an_override_wins_over_the_grading(cast: Cast) -> None:
     submission = submission_claim(submission_id=make(cast).pk)
-    grading_record(submission=submission, report=REPORT, run_key="a", worker="w", duration_s=1,
-                   content_hash="h")
+    grading_record(
+        submission=submission,
+        report=REPORT,
+        run_key="a",
+        worker="w",
+        duration_s=1,
+        content_hash="h",
+    )
     Override.objects.create(submission=submission, author=cast.tara, score=4, comment="copied")
     assert submission_as_api(Submission.objects.get(pk=submission.pk), for_staff=True)["score"] == 4
 

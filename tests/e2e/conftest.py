@@ -47,10 +47,29 @@ class Worker:
         }
         log = self.log_path.open("ab")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", "cpu",
-             "--concurrency", "1", "--loglevel", "INFO", "--without-gossip", "--without-mingle",
-             "--hostname", f"e2e-{os.getpid()}@%h"],
-            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "config",
+                "worker",
+                "-Q",
+                "cpu",
+                "--concurrency",
+                "1",
+                "--loglevel",
+                "INFO",
+                "--without-gossip",
+                "--without-mingle",
+                "--hostname",
+                f"e2e-{os.getpid()}@%h",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
 
     def stop(self) -> None:
@@ -74,7 +93,7 @@ def purge_grading_queue() -> None:
 
 
 @pytest.fixture
-def worker(live_server, transactional_db, tmp_path: Path) -> Iterator[Worker]:  # noqa: ANN001
+def worker(live_server, transactional_db, tmp_path: Path) -> Iterator[Worker]:
     """Not started: the test starts it when it wants (to show queued work waits for it)."""
     purge_grading_queue()
     process = Worker(tmp_path / "worker.log")
@@ -83,7 +102,7 @@ def worker(live_server, transactional_db, tmp_path: Path) -> Iterator[Worker]:  
     connection.close()
 
 
-def wait_for(predicate, timeout: float, every: float = 0.5):  # noqa: ANN001, ANN201
+def wait_for(predicate, timeout: float, every: float = 0.5):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         value = predicate()

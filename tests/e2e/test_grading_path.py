@@ -28,7 +28,8 @@ class Api:
 
     def call(self, method: str, path: str, body: dict[str, Any] | None = None) -> tuple[int, dict]:
         request = urllib.request.Request(
-            self.base + path, method=method,
+            self.base + path,
+            method=method,
             data=json.dumps(body).encode() if body is not None else None,
             headers={"Authorization": f"Token {self.token}", "Content-Type": "application/json"},
         )
@@ -39,7 +40,9 @@ class Api:
             return error.code, json.loads(error.read())
 
     def submit(self, code: str) -> int:
-        status, body = self.call("POST", "/api/v1/submissions", {"exercise": "vector-add", "code": code})
+        status, body = self.call(
+            "POST", "/api/v1/submissions", {"exercise": "vector-add", "code": code}
+        )
         assert status == 201, body
         return int(body["id"])
 
@@ -49,7 +52,7 @@ class Api:
 
 
 def test_queued_work_waits_for_a_worker_then_every_verdict_comes_back(
-    live_server, worker: Worker  # noqa: ANN001
+    live_server, worker: Worker
 ) -> None:
     cast = make_cast()
     api = Api(live_server.url, token_issue(user=cast.alice).key)

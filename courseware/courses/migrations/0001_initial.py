@@ -6,7 +6,6 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
@@ -15,80 +14,246 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.CreateModel(
-            name='Course',
+            name="Course",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('slug', models.SlugField(unique=True, verbose_name='slug')),
-                ('title', models.CharField(max_length=200, verbose_name='title')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("slug", models.SlugField(unique=True, verbose_name="slug")),
+                ("title", models.CharField(max_length=200, verbose_name="title")),
             ],
         ),
         migrations.CreateModel(
-            name='Item',
+            name="Item",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(choices=[('exercise', 'Coding exercise'), ('notebook', 'Notebook exercise'), ('quiz', 'Quiz')], max_length=16, verbose_name='kind')),
-                ('slug', models.SlugField(max_length=100, unique=True, verbose_name='slug')),
-                ('chapter', models.CharField(max_length=50, verbose_name='chapter')),
-                ('title_en', models.CharField(max_length=200, verbose_name='title (English)')),
-                ('title_zh', models.CharField(blank=True, max_length=200, verbose_name='title (Chinese)')),
-                ('source_path', models.CharField(help_text='Relative to the exercises root.', max_length=500, verbose_name='folder')),
-                ('content_hash', models.CharField(max_length=64, verbose_name='content hash')),
-                ('max_score', models.DecimalField(decimal_places=3, max_digits=8, verbose_name='maximum score')),
-                ('device_kinds', models.JSONField(default=list, verbose_name='device kinds that may grade it')),
-                ('is_published', models.BooleanField(default=False, verbose_name='published')),
-                ('synced_at', models.DateTimeField(auto_now=True)),
-                ('course', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='items', to='courses.course')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("exercise", "Coding exercise"),
+                            ("notebook", "Notebook exercise"),
+                            ("quiz", "Quiz"),
+                        ],
+                        max_length=16,
+                        verbose_name="kind",
+                    ),
+                ),
+                ("slug", models.SlugField(max_length=100, unique=True, verbose_name="slug")),
+                ("chapter", models.CharField(max_length=50, verbose_name="chapter")),
+                ("title_en", models.CharField(max_length=200, verbose_name="title (English)")),
+                (
+                    "title_zh",
+                    models.CharField(blank=True, max_length=200, verbose_name="title (Chinese)"),
+                ),
+                (
+                    "source_path",
+                    models.CharField(
+                        help_text="Relative to the exercises root.",
+                        max_length=500,
+                        verbose_name="folder",
+                    ),
+                ),
+                ("content_hash", models.CharField(max_length=64, verbose_name="content hash")),
+                (
+                    "max_score",
+                    models.DecimalField(
+                        decimal_places=3, max_digits=8, verbose_name="maximum score"
+                    ),
+                ),
+                (
+                    "device_kinds",
+                    models.JSONField(default=list, verbose_name="device kinds that may grade it"),
+                ),
+                ("is_published", models.BooleanField(default=False, verbose_name="published")),
+                ("synced_at", models.DateTimeField(auto_now=True)),
+                (
+                    "course",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="items",
+                        to="courses.course",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['chapter', 'slug'],
+                "ordering": ["chapter", "slug"],
             },
         ),
         migrations.CreateModel(
-            name='Offering',
+            name="Offering",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('slug', models.SlugField(help_text='The term, e.g. 2026-fall.', verbose_name='slug')),
-                ('title', models.CharField(max_length=200, verbose_name='title')),
-                ('is_active', models.BooleanField(default=True, verbose_name='active')),
-                ('default_max_attempts', models.PositiveIntegerField(blank=True, help_text='Empty: unlimited.', null=True, verbose_name='default attempt limit')),
-                ('default_late_penalty_per_day', models.DecimalField(decimal_places=3, default=0, help_text='Fraction of the score taken off per day late, e.g. 0.1.', max_digits=4, verbose_name='default late penalty per day')),
-                ('max_pending_per_student', models.PositiveIntegerField(blank=True, help_text="Empty: the site's default.", null=True, verbose_name='pending submissions allowed per student')),
-                ('course', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='offerings', to='courses.course')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "slug",
+                    models.SlugField(help_text="The term, e.g. 2026-fall.", verbose_name="slug"),
+                ),
+                ("title", models.CharField(max_length=200, verbose_name="title")),
+                ("is_active", models.BooleanField(default=True, verbose_name="active")),
+                (
+                    "default_max_attempts",
+                    models.PositiveIntegerField(
+                        blank=True,
+                        help_text="Empty: unlimited.",
+                        null=True,
+                        verbose_name="default attempt limit",
+                    ),
+                ),
+                (
+                    "default_late_penalty_per_day",
+                    models.DecimalField(
+                        decimal_places=3,
+                        default=0,
+                        help_text="Fraction of the score taken off per day late, e.g. 0.1.",
+                        max_digits=4,
+                        verbose_name="default late penalty per day",
+                    ),
+                ),
+                (
+                    "max_pending_per_student",
+                    models.PositiveIntegerField(
+                        blank=True,
+                        help_text="Empty: the site's default.",
+                        null=True,
+                        verbose_name="pending submissions allowed per student",
+                    ),
+                ),
+                (
+                    "course",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="offerings",
+                        to="courses.course",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='ItemPolicy',
+            name="ItemPolicy",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('opens_at', models.DateTimeField(blank=True, null=True, verbose_name='opens at')),
-                ('due_at', models.DateTimeField(blank=True, null=True, verbose_name='due at')),
-                ('late_until', models.DateTimeField(blank=True, help_text='Empty: nothing is accepted after the deadline.', null=True, verbose_name='late submissions accepted until')),
-                ('max_attempts', models.PositiveIntegerField(blank=True, help_text="Empty: the offering's default.", null=True, verbose_name='attempt limit')),
-                ('late_penalty_per_day', models.DecimalField(blank=True, decimal_places=3, max_digits=4, null=True, verbose_name='late penalty per day')),
-                ('item', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='policies', to='courses.item')),
-                ('offering', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='policies', to='courses.offering')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("opens_at", models.DateTimeField(blank=True, null=True, verbose_name="opens at")),
+                ("due_at", models.DateTimeField(blank=True, null=True, verbose_name="due at")),
+                (
+                    "late_until",
+                    models.DateTimeField(
+                        blank=True,
+                        help_text="Empty: nothing is accepted after the deadline.",
+                        null=True,
+                        verbose_name="late submissions accepted until",
+                    ),
+                ),
+                (
+                    "max_attempts",
+                    models.PositiveIntegerField(
+                        blank=True,
+                        help_text="Empty: the offering's default.",
+                        null=True,
+                        verbose_name="attempt limit",
+                    ),
+                ),
+                (
+                    "late_penalty_per_day",
+                    models.DecimalField(
+                        blank=True,
+                        decimal_places=3,
+                        max_digits=4,
+                        null=True,
+                        verbose_name="late penalty per day",
+                    ),
+                ),
+                (
+                    "item",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="policies",
+                        to="courses.item",
+                    ),
+                ),
+                (
+                    "offering",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="policies",
+                        to="courses.offering",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='Enrolment',
+            name="Enrolment",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('role', models.CharField(choices=[('student', 'Student'), ('ta', 'Teaching assistant'), ('instructor', 'Instructor')], max_length=16, verbose_name='role')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='enrolments', to=settings.AUTH_USER_MODEL)),
-                ('offering', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='enrolments', to='courses.offering')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "role",
+                    models.CharField(
+                        choices=[
+                            ("student", "Student"),
+                            ("ta", "Teaching assistant"),
+                            ("instructor", "Instructor"),
+                        ],
+                        max_length=16,
+                        verbose_name="role",
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="enrolments",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "offering",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="enrolments",
+                        to="courses.offering",
+                    ),
+                ),
             ],
         ),
         migrations.AddConstraint(
-            model_name='offering',
-            constraint=models.UniqueConstraint(fields=('course', 'slug'), name='offering_unique_per_course'),
+            model_name="offering",
+            constraint=models.UniqueConstraint(
+                fields=("course", "slug"), name="offering_unique_per_course"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='itempolicy',
-            constraint=models.UniqueConstraint(fields=('offering', 'item'), name='one_policy_per_item'),
+            model_name="itempolicy",
+            constraint=models.UniqueConstraint(
+                fields=("offering", "item"), name="one_policy_per_item"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='enrolment',
-            constraint=models.UniqueConstraint(fields=('user', 'offering'), name='one_role_per_offering'),
+            model_name="enrolment",
+            constraint=models.UniqueConstraint(
+                fields=("user", "offering"), name="one_role_per_offering"
+            ),
         ),
     ]

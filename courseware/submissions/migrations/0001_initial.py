@@ -6,74 +6,193 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('courses', '0001_initial'),
+        ("courses", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Submission',
+            name="Submission",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(choices=[('code', 'Code'), ('notebook', 'Notebook')], max_length=16)),
-                ('source', models.TextField(verbose_name='source')),
-                ('source_sha256', models.CharField(max_length=64)),
-                ('content_hash', models.CharField(help_text='The hash of the exercise files this was submitted against.', max_length=64, verbose_name='exercise content hash')),
-                ('device_kind', models.CharField(max_length=16)),
-                ('created_at', models.DateTimeField(auto_now_add=True, db_index=True)),
-                ('is_late', models.BooleanField(default=False)),
-                ('late_days', models.PositiveIntegerField(default=0)),
-                ('status', models.CharField(choices=[('queued', 'Queued'), ('running', 'Running'), ('graded', 'Graded'), ('needs_review', 'Needs review'), ('failed', 'Failed (not your fault)')], db_index=True, default='queued', max_length=16)),
-                ('status_changed_at', models.DateTimeField(auto_now=True)),
-                ('item', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='submissions', to='courses.item')),
-                ('offering', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='submissions', to='courses.offering')),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='submissions', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[("code", "Code"), ("notebook", "Notebook")], max_length=16
+                    ),
+                ),
+                ("source", models.TextField(verbose_name="source")),
+                ("source_sha256", models.CharField(max_length=64)),
+                (
+                    "content_hash",
+                    models.CharField(
+                        help_text="The hash of the exercise files this was submitted against.",
+                        max_length=64,
+                        verbose_name="exercise content hash",
+                    ),
+                ),
+                ("device_kind", models.CharField(max_length=16)),
+                ("created_at", models.DateTimeField(auto_now_add=True, db_index=True)),
+                ("is_late", models.BooleanField(default=False)),
+                ("late_days", models.PositiveIntegerField(default=0)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("queued", "Queued"),
+                            ("running", "Running"),
+                            ("graded", "Graded"),
+                            ("needs_review", "Needs review"),
+                            ("failed", "Failed (not your fault)"),
+                        ],
+                        db_index=True,
+                        default="queued",
+                        max_length=16,
+                    ),
+                ),
+                ("status_changed_at", models.DateTimeField(auto_now=True)),
+                (
+                    "item",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="submissions",
+                        to="courses.item",
+                    ),
+                ),
+                (
+                    "offering",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="submissions",
+                        to="courses.offering",
+                    ),
+                ),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="submissions",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at', '-id'],
+                "ordering": ["-created_at", "-id"],
             },
         ),
         migrations.CreateModel(
-            name='Override',
+            name="Override",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('score', models.DecimalField(decimal_places=3, max_digits=8)),
-                ('comment', models.TextField(blank=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('author', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('submission', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='overrides', to='submissions.submission')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("score", models.DecimalField(decimal_places=3, max_digits=8)),
+                ("comment", models.TextField(blank=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "author",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "submission",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="overrides",
+                        to="submissions.submission",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at', '-id'],
+                "ordering": ["-created_at", "-id"],
             },
         ),
         migrations.CreateModel(
-            name='Grading',
+            name="Grading",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('run_key', models.CharField(max_length=64, unique=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('verdict', models.CharField(blank=True, choices=[('correct', 'Correct'), ('wrong', 'Wrong'), ('error', 'Error'), ('timeout', 'Timeout'), ('rejected', 'Rejected')], max_length=16, null=True)),
-                ('gradable', models.BooleanField(default=True)),
-                ('score', models.DecimalField(blank=True, decimal_places=3, max_digits=8, null=True)),
-                ('max_score', models.DecimalField(blank=True, decimal_places=3, max_digits=8, null=True)),
-                ('report', models.JSONField(default=dict)),
-                ('content_hash', models.CharField(help_text='Exercise content graded against.', max_length=64)),
-                ('worker', models.CharField(blank=True, max_length=200)),
-                ('duration_s', models.FloatField(blank=True, null=True)),
-                ('requested_by', models.ForeignKey(blank=True, help_text='Set for a regrade a person asked for.', null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('submission', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='gradings', to='submissions.submission')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("run_key", models.CharField(max_length=64, unique=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "verdict",
+                    models.CharField(
+                        blank=True,
+                        choices=[
+                            ("correct", "Correct"),
+                            ("wrong", "Wrong"),
+                            ("error", "Error"),
+                            ("timeout", "Timeout"),
+                            ("rejected", "Rejected"),
+                        ],
+                        max_length=16,
+                        null=True,
+                    ),
+                ),
+                ("gradable", models.BooleanField(default=True)),
+                (
+                    "score",
+                    models.DecimalField(blank=True, decimal_places=3, max_digits=8, null=True),
+                ),
+                (
+                    "max_score",
+                    models.DecimalField(blank=True, decimal_places=3, max_digits=8, null=True),
+                ),
+                ("report", models.JSONField(default=dict)),
+                (
+                    "content_hash",
+                    models.CharField(help_text="Exercise content graded against.", max_length=64),
+                ),
+                ("worker", models.CharField(blank=True, max_length=200)),
+                ("duration_s", models.FloatField(blank=True, null=True)),
+                (
+                    "requested_by",
+                    models.ForeignKey(
+                        blank=True,
+                        help_text="Set for a regrade a person asked for.",
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "submission",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="gradings",
+                        to="submissions.submission",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at', '-id'],
+                "ordering": ["-created_at", "-id"],
             },
         ),
         migrations.AddIndex(
-            model_name='submission',
-            index=models.Index(fields=['user', 'item', 'status'], name='submissions_user_id_4ff1c5_idx'),
+            model_name="submission",
+            index=models.Index(
+                fields=["user", "item", "status"], name="submissions_user_id_4ff1c5_idx"
+            ),
         ),
     ]

@@ -31,4 +31,6 @@ class Command(BaseCommand):
                 user.save()
             Enrolment.objects.get_or_create(user=user, offering=offering, defaults={"role": role})
             token = token_issue(user=user).key
-            self.stdout.write(f"  {role:<10} user {username:<10} password {password:<20} token {token}")
+            self.stdout.write(
+                f"  {role:<10} user {username:<10} password {password:<20} token {token}"
+            )
