@@ -1,0 +1,6 @@
+import torch
+
+
+def vector_add(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    while True:
+        pass

@@ -1,0 +1,7 @@
+"""``python -m graders``: see graders.cli."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())

@@ -1,0 +1,124 @@
+"""Compare a submission's output with the reference output (all on the trusted side)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from .spec import Tolerance
+
+# Used when the exercise gives no tolerance for a dtype; integer types compare exactly.
+DEFAULT_TOLERANCE: dict[str, Tolerance] = {
+    "float64": Tolerance(1e-10, 1e-8),
+    "float32": Tolerance(1e-6, 1e-5),
+    "float16": Tolerance(1e-3, 1e-3),
+    "bfloat16": Tolerance(1e-2, 1e-2),
+}
+
+
+@dataclass
+class Comparison:
+    passed: bool
+    problem: str | None = None  # type | shape | dtype | device | values | mutation
+    message: str | None = None
+    max_abs_err: float | None = None
+    max_rel_err: float | None = None
+    mismatch_fraction: float | None = None
+    first_mismatch: dict[str, Any] | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+def dtype_name(dtype: torch.dtype) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
+def check_description(meta: dict[str, Any], expected: torch.Tensor, device: str) -> Comparison:
+    """Type, shape, dtype and device from the harness' description, before any file is read."""
+    if meta.get("type") != "Tensor":
+        return Comparison(False, "type",
+                          f"Your function returned a {meta.get('type')}; it must return a "
+                          f"torch.Tensor.")
+    shape, want_shape = tuple(meta["shape"]), tuple(expected.shape)
+    if shape != want_shape:
+        return Comparison(False, "shape",
+                          f"Your output has shape {shape} but shape {want_shape} is expected.")
+    if meta["dtype"] != dtype_name(expected.dtype):
+        return Comparison(False, "dtype",
+                          f"Your output has dtype {meta['dtype']} but "
+                          f"{dtype_name(expected.dtype)} is expected (no lower precision).")
+    if meta["device"] != device:
+        return Comparison(False, "device",
+                          f"Your output is on {meta['device']} but must be on {device}, "
+                          f"where the inputs are.")
+    return Comparison(True)
+
+
+def tolerance_for(dtype: torch.dtype, table: dict[str, Tolerance]) -> Tolerance:
+    name = dtype_name(dtype)
+    return table.get(name) or DEFAULT_TOLERANCE.get(name) or Tolerance(0.0, 0.0)
+
+
+def compare(got: torch.Tensor, expected: torch.Tensor, tol: Tolerance) -> Comparison:
+    """Element-wise check like torch.allclose, with the figures a student needs to debug."""
+    if got.shape != expected.shape or got.dtype != expected.dtype:
+        # The description can lie (the file is what counts), so check again.
+        return Comparison(False, "shape" if got.shape != expected.shape else "dtype",
+                          f"The saved output ({tuple(got.shape)}, {dtype_name(got.dtype)}) does "
+                          f"not match the expected ({tuple(expected.shape)}, "
+                          f"{dtype_name(expected.dtype)}).")
+    expected = expected.to("cpu")
+    if got.numel() == 0:
+        return Comparison(True, max_abs_err=0.0, max_rel_err=0.0, mismatch_fraction=0.0)
+    g, e = got.to(torch.float64), expected.to(torch.float64)
+    close = torch.isclose(g, e, rtol=tol.rtol, atol=tol.atol, equal_nan=True)
+    abs_err = (g - e).abs()
+    finite = torch.isfinite(abs_err)
+    abs_err = torch.where(finite, abs_err, torch.zeros_like(abs_err))
+    rel_err = abs_err / e.abs().clamp_min(torch.finfo(torch.float64).tiny)
+    rel_err = torch.where(e == 0, torch.zeros_like(rel_err), rel_err)
+    mismatched = int((~close).sum())
+    result = Comparison(
+        passed=mismatched == 0,
+        max_abs_err=float(abs_err.max()) if bool(finite.all()) else float("inf"),
+        max_rel_err=float(rel_err.max()) if bool(finite.all()) else float("inf"),
+        mismatch_fraction=mismatched / got.numel(),
+    )
+    if mismatched:
+        flat = int(torch.nonzero(~close.reshape(-1))[0])
+        index = list(torch.unravel_index(torch.tensor(flat), tuple(got.shape)))
+        index_tuple = [int(i) for i in index]
+        got_value, want_value = float(g.reshape(-1)[flat]), float(e.reshape(-1)[flat])
+        result.problem = "values"
+        result.first_mismatch = {"index": index_tuple, "got": _jsonable(got_value),
+                                 "expected": _jsonable(want_value)}
+        result.message = (
+            f"{mismatched} of {got.numel()} values ({100 * mismatched / got.numel():.3g}%) are "
+            f"wrong beyond atol={tol.atol:g}, rtol={tol.rtol:g}; first at index "
+            f"{tuple(index_tuple)}: got {got_value!r}, expected {want_value!r}."
+        )
+    return result
+
+
+def mutated_input(before: list[torch.Tensor], after: dict[str, torch.Tensor],
+                  names: list[str]) -> str | None:
+    """Name of the first input whose contents changed during the call, if any."""
+    for name, original in zip(names, before, strict=True):
+        now = after.get(name)
+        if not isinstance(now, torch.Tensor) or now.shape != original.shape:
+            return name
+        if not torch.equal(now.to("cpu"), original.to("cpu")) and not (
+            original.is_floating_point()
+            and torch.equal(torch.isnan(now.to("cpu")), torch.isnan(original.to("cpu")))
+            and torch.equal(now.nan_to_num().to("cpu"), original.nan_to_num().to("cpu"))
+        ):
+            return name
+    return None
+
+
+def _jsonable(value: float) -> float | str:
+    """JSON has no NaN/Infinity; keep them readable as strings."""
+    if value != value or value in (float("inf"), float("-inf")):
+        return str(value)
+    return value

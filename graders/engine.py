@@ -1,0 +1,409 @@
+"""grade(): run one submission through sandbox, checks and timing, and build the report.
+
+Flow (all checking happens here, in the trusted process):
+
+1. precheck (size, UTF-8, syntax, entry point) -> ``rejected``;
+2. start the harness in the sandbox; it imports the submission;
+3. correctness: for every check size, a fresh secret seed; the harness fills the
+   inputs from it and calls the submission; we regenerate the same inputs, run the
+   reference, compare, and check the inputs were not modified;
+4. timing: warmup, then calls with fresh seeds, a cache flush before each, until the
+   spread is small or the budget is spent; some calls, chosen only after they
+   returned, are verified like in step 3 (so caching answers across calls fails);
+5. figures: roofline, peak fractions, plausibility and wall-clock cross-checks, score.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import secrets
+import stat
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from . import calibrate, correctness, measure, precheck, reference, report, roofline, sandbox
+from .errors import GraderError
+from .harness import inputs as harness_inputs
+from .session import ChannelClosed, ChannelCorrupt, ChannelTimeout, HarnessSession
+from .spec import ExerciseSpec
+
+GRADER_ROOT = Path(__file__).resolve().parent  # mounted as GRADER_MOUNT; harness/ inside
+_SAMPLE_PROBABILITY = 0.2
+
+
+class Outcome(Exception):
+    """Ends a grading early with a verdict (raised by phases, caught by grade())."""
+
+    def __init__(self, verdict: str, message: str, **extra: Any) -> None:
+        super().__init__(message)
+        self.verdict, self.message, self.extra = verdict, message, extra
+
+
+@dataclass
+class Run:
+    spec: ExerciseSpec
+    device: str
+    session: HarnessSession
+    scratch: sandbox.Scratch
+    deadline: float = 0.0
+    timings: dict[str, float] = field(default_factory=dict)
+    correctness: dict[str, Any] = field(default_factory=dict)
+    flags: list[str] = field(default_factory=list)
+    save_counter: int = 0
+
+
+def _layout(spec: ExerciseSpec, sizes: dict[str, int]) -> list[dict[str, Any]]:
+    return [
+        {"name": item.name, "shape": list(item.concrete_shape(sizes)), "dtype": item.dtype,
+         "dist": item.dist, "scale": item.scale}
+        for item in spec.inputs
+    ]
+
+
+def _describe_failure(message: dict[str, Any], where: str) -> tuple[str, str]:
+    """(verdict, student-facing message) for a raised/exited/rejected harness message."""
+    op = message["op"]
+    if op == "rejected":
+        return "rejected", f"{message['reason'].capitalize()}. Fix it and resubmit."
+    if op == "exited":
+        return "error", (f"Your code called exit() (code {message.get('code')}) {where} "
+                         "instead of returning a result. Remove the exit call and resubmit.")
+    kind, text, line = message.get("type", "Exception"), message.get("message", ""), \
+        message.get("line")
+    at = f" at line {line}" if line else ""
+    if kind in ("MemoryError", "OutOfMemoryError") or "out of memory" in text.lower() or \
+            "can't allocate memory" in text.lower():
+        return "error", (f"Your code ran out of memory{at} {where}: {kind}: {text[:300]}. "
+                         "Avoid large temporary tensors and resubmit.")
+    return "error", f"Your code raised {kind}{at} {where}: {text[:500]}; fix it and resubmit."
+
+
+class Grader:
+    def __init__(self, spec: ExerciseSpec, device: str, slot: int) -> None:
+        self.spec, self.device, self.slot = spec, device, slot
+        self.reference = reference.load(spec._reference_path, spec.entry, spec.content_hash)
+
+    # ------------------------------------------------------------------ plumbing
+    def _receive(self, run: Run, expect: tuple[str, ...], where: str, budget_name: str) -> dict:
+        try:
+            message = run.session.receive(run.deadline)
+        except ChannelTimeout:
+            limit = getattr(self.spec.limits, budget_name)
+            raise Outcome("timeout", f"Your code did not finish {where} within the {limit:g} s "
+                          f"limit. Look for infinite loops or very slow Python loops over "
+                          f"elements, then resubmit.") from None
+        except ChannelClosed:
+            raise self._died(run, where) from None
+        except ChannelCorrupt as exc:
+            raise Outcome("error", "Your code wrote to the grader's private channel "
+                          f"({exc}); do not write to file descriptors you did not open.") from None
+        if message["op"] in expect:
+            return message
+        if message["op"] in ("raised", "exited", "rejected"):
+            verdict, text = _describe_failure(message, where)
+            raise Outcome(verdict, text, traceback=message.get("traceback"))
+        raise Outcome("error", f"Unexpected message {message['op']!r} from the sandbox {where}; "
+                      "do not write to file descriptors you did not open.")
+
+    def _died(self, run: Run, where: str) -> Outcome:
+        process = run.session.process
+        code = process.wait(timeout=5)
+        if process.oom_killed():
+            return Outcome("error", f"Your code ran out of memory {where} (limit "
+                           f"{self.spec.limits.memory_mb} MiB) and was killed.")
+        if code is not None and code > 128:
+            code = -(code - 128)  # bwrap reports a child killed by signal N as 128+N
+        if code == 0:
+            return Outcome("error", f"Your program exited (status 0) {where} before returning "
+                           "a result. Do not call exit(), sys.exit() or os._exit(); return "
+                           "the result from your function.")
+        if code is not None and code < 0:
+            import signal
+
+            name = signal.Signals(-code).name if -code in signal.valid_signals() else str(-code)
+            hint = {"SIGKILL": " (often: out of memory)", "SIGXCPU": " (CPU time limit)",
+                    "SIGSEGV": " (invalid memory access)", "SIGXFSZ": " (file size limit)"}
+            return Outcome("error", f"Your program was killed by {name}{hint.get(name, '')} "
+                           f"{where}. Fix it and resubmit.")
+        return Outcome("error", f"Your program exited with status {code} {where} before "
+                       "returning a result. Fix it and resubmit.")
+
+    def _load_saved(self, run: Run, name: str) -> dict[str, Any]:
+        """Read a file the sandbox wrote, defensively: it may be a symlink, FIFO or huge."""
+        path = run.scratch.outbox / name
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError as exc:
+            raise Outcome("error", f"The output file could not be read ({exc.strerror}); "
+                          "do not touch the grader's files.") from None
+        try:
+            info = os.fstat(fd)
+            cap = self.spec.limits.output_mb * 1024 * 1024
+            if not stat.S_ISREG(info.st_mode) or info.st_size > cap:
+                raise Outcome("wrong", f"Your output is larger than {self.spec.limits.output_mb}"
+                              " MiB (or not a regular file); return only the result tensor.")
+            with os.fdopen(os.dup(fd), "rb") as handle:
+                data = handle.read(cap + 1)
+        finally:
+            os.close(fd)
+        try:
+            payload = torch.load(io.BytesIO(data), weights_only=True, map_location="cpu")
+        except Exception as exc:
+            raise Outcome("wrong", f"Your output could not be read safely ({type(exc).__name__})"
+                          "; return a plain torch.Tensor.") from None
+        if not isinstance(payload, dict):
+            raise Outcome("wrong", "The output file was replaced; do not touch grader files.")
+        return payload
+
+    def _expected(self, layout: list[dict[str, Any]], seed: int) -> tuple[list, torch.Tensor]:
+        originals = harness_inputs.make(layout, seed, self.device)
+        with torch.no_grad():
+            expected = self.reference(*[t.clone() for t in originals])
+        if not isinstance(expected, torch.Tensor):
+            raise GraderError("the reference did not return a tensor")
+        return originals, expected
+
+    def _call(self, run: Run, layout: list[dict[str, Any]], seed: int, flush: bool,
+              where: str, budget: str) -> tuple[dict[str, Any], float]:
+        began = time.monotonic()
+        try:
+            run.session.send("call", layout=layout, seed=seed, flush=flush)
+        except ChannelClosed:
+            raise self._died(run, where) from None
+        done = self._receive(run, ("done",), where, budget)
+        return done, time.monotonic() - began
+
+    def _verify(self, run: Run, layout: list[dict[str, Any]], seed: int, meta: dict[str, Any],
+                where: str, budget: str) -> correctness.Comparison:
+        originals, expected = self._expected(layout, seed)
+        described = correctness.check_description(meta, expected, self.device)
+        if not described.passed:
+            raise Outcome("wrong", f"{described.message} ({where})", problem=described.problem)
+        run.save_counter += 1
+        name = f"result-{run.save_counter}.pt"
+        run.session.send("save", file=name, layout=layout)
+        self._receive(run, ("saved",), where, budget)
+        payload = self._load_saved(run, name)
+        (run.scratch.outbox / name).unlink(missing_ok=True)
+        got = payload.get("out")
+        if not isinstance(got, torch.Tensor):
+            raise Outcome("wrong", f"Your function did not return a tensor ({where}).")
+        tol = correctness.tolerance_for(expected.dtype, self.spec.tolerance)
+        result = correctness.compare(got, expected, tol)
+        if not result.passed:
+            raise Outcome("wrong", f"Wrong result {where}: {result.message}",
+                          comparison=result, problem=result.problem)
+        if not self.spec.allow_input_mutation:
+            names = [item["name"] for item in layout]
+            changed = correctness.mutated_input(originals, payload.get("inputs", {}), names)
+            if changed:
+                raise Outcome("wrong", f"Your function modified its input `{changed}` {where}. "
+                              "Inputs are read-only: write the result to a new tensor.",
+                              comparison=result, problem="mutation")
+        return result
+
+    # ------------------------------------------------------------------ phases
+    def start(self, run: Run) -> None:
+        started = time.monotonic()
+        run.deadline = started + self.spec.limits.setup_s
+        try:
+            hello = run.session.receive(run.deadline)
+        except (ChannelClosed, ChannelTimeout, ChannelCorrupt) as exc:
+            # No student code has run yet, so this is the grader's (or the host's) fault.
+            stderr = run.session.process.stderr.text(tail=3000)
+            raise GraderError(f"the sandbox did not start ({type(exc).__name__}): {stderr}") \
+                from None
+        if hello.get("op") != "hello":
+            raise GraderError(f"unexpected first message from the harness: {hello}")
+        run.session.process.adopt_into_cgroup()
+        run.timings["sandbox_start_s"] = time.monotonic() - started
+        run.device_name = hello.get("device_name")  # type: ignore[attr-defined]
+        loaded_at = time.monotonic()
+        self._receive(run, ("loaded",), "while your file was being imported", "setup_s")
+        run.timings["setup_s"] = time.monotonic() - loaded_at
+
+    def check(self, run: Run) -> None:
+        began = time.monotonic()
+        worst: correctness.Comparison | None = None
+        plan = self.spec.sizes[self.device]
+        for index, sizes in enumerate(plan.check):
+            layout = _layout(self.spec, sizes)
+            seed = secrets.randbits(63)
+            where = f"for sizes {sizes}"
+            done, _ = self._call(run, layout, seed, False, where, "setup_s")
+            result = self._verify(run, layout, seed, done["out"], where, "setup_s")
+            if worst is None or (result.max_abs_err or 0) > (worst.max_abs_err or 0):
+                worst = result
+            run.correctness["trials"] = index + 1
+        run.correctness.update(_comparison_fields(worst))
+        run.timings["check_s"] = time.monotonic() - began
+
+    def time_calls(self, run: Run) -> dict[str, Any]:
+        began = time.monotonic()
+        policy, limit = self.spec.timing, self.spec.limits.timed_s
+        run.deadline = began + limit
+        sizes = self.spec.sizes[self.device].timed
+        layout = _layout(self.spec, sizes)
+        where = f"in the timed phase (sizes {sizes})"
+        for _ in range(policy.warmup):
+            self._call(run, layout, secrets.randbits(63), True, where, "timed_s")
+            run.session.send("drop")
+        times: list[float] = []
+        claimed, accounted, observed = 0.0, 0.0, 0.0
+        verified = 0
+        while True:
+            seed = secrets.randbits(63)
+            done, round_trip = self._call(run, layout, seed, True, where, "timed_s")
+            seconds = max(int(done["ns"]), 0) / 1e9
+            times.append(seconds)
+            claimed += seconds
+            accounted += seconds + max(int(done.get("overhead_ns", 0)), 0) / 1e9
+            observed += round_trip
+            stop = measure.should_stop(times, policy, time.monotonic() - began, limit)
+            # Which calls get verified is decided only now, after the call returned.
+            pick = secrets.randbelow(1000) < _SAMPLE_PROBABILITY * 1000
+            if stop or (pick and verified < policy.verified_samples - 1):
+                verified += 1
+                self._verify(run, layout, seed, done["out"],
+                             f"{where}, timed call {len(times)}", "timed_s")
+            else:
+                run.session.send("drop")
+            if stop:
+                break
+        summary = measure.summarize(times)
+        if claimed > observed * 1.02 + 1e-3 or (observed > 0.05 and accounted < 0.5 * observed):
+            run.flags.append("timing_inconsistent")
+        run.timings["timing_s"] = time.monotonic() - began
+        run.correctness["timed_calls_verified"] = verified
+        return {"summary": summary, "sizes": sizes, "claimed_s": claimed,
+                "observed_s": observed}
+
+    def profile(self, run: Run) -> list[dict[str, Any]] | None:
+        run.deadline = time.monotonic() + 30
+        try:
+            run.session.send("profile", top=8)
+            return self._receive(run, ("profiled",), "while profiling", "timed_s")["ops"]
+        except Outcome:
+            return None
+
+
+def _comparison_fields(result: correctness.Comparison | None) -> dict[str, Any]:
+    if result is None:
+        return {}
+    return {
+        "max_abs_err": result.max_abs_err,
+        "max_rel_err": result.max_rel_err,
+        "mismatch_fraction": result.mismatch_fraction,
+        "first_mismatch": result.first_mismatch,
+    }
+
+
+def _start_session(spec: ExerciseSpec, device: str, slot: int, scratch: sandbox.Scratch,
+                   text: str) -> HarnessSession:
+    submission = scratch.inbox / "submission.py"
+    submission.write_text(text, encoding="utf-8")
+    os.chmod(submission, 0o644)
+    where = sandbox.layout(scratch.root, GRADER_ROOT)
+    results_r, results_w = os.pipe()
+    control_r, control_w = os.pipe()
+    job = {
+        "entry": spec.entry,
+        "device": device,
+        "submission": f"{where.scratch}/in/submission.py",
+        "outbox": f"{where.scratch}/out",
+        "results_fd": results_w,
+        "control_fd": control_r,
+        "flush_bytes": _flush_bytes() if device == "cpu" else None,
+    }
+    job_path = scratch.inbox / "job.json"
+    job_path.write_text(json.dumps(job))
+    os.chmod(job_path, 0o644)
+    command = [sys.executable, "-I", "-c",
+               f"import sys; sys.path.insert(0, {where.grader_root!r}); "
+               f"from harness.main import main; main({where.scratch + '/in/job.json'!r})"]
+    limits = sandbox.SandboxLimits(
+        cpu_s=int(spec.limits.setup_s + spec.limits.timed_s + 60),
+        memory_mb=spec.limits.memory_mb,
+        fsize_mb=max(spec.limits.output_mb, 64),
+    )
+    try:
+        process = sandbox.start(
+            command, scratch=scratch.root, grader_root=GRADER_ROOT, device=device, slot=slot,
+            limits=limits, env=sandbox.sandbox_env(where.scratch, device),
+            pass_fds=(results_w, control_r),
+        )
+    finally:
+        os.close(results_w)  # the child holds its ends; EOF then means the child is gone
+        os.close(control_r)
+    return HarnessSession(process, results_r, control_w)
+
+
+def _flush_bytes() -> int:
+    """2x the last-level cache, at least 64 MiB (sysfs is not visible in the sandbox)."""
+    largest = 0
+    for index in Path("/sys/devices/system/cpu/cpu0/cache").glob("index*"):
+        try:
+            text = (index / "size").read_text().strip()
+        except OSError:
+            continue
+        scale = {"K": 1024, "M": 1 << 20, "G": 1 << 30}.get(text[-1:], 1)
+        largest = max(largest, int(text.rstrip("KMG")) * scale)
+    return max(64 << 20, 2 * largest)
+
+
+def grade(spec: ExerciseSpec, source: str | bytes, device: str | None = None, *,
+          slot: int = 0, profile: bool = True) -> dict[str, Any]:
+    """Grade ``source`` against ``spec`` on ``device``; see the module docstring."""
+    device = device or spec.devices[0]
+    if device not in spec.devices:
+        raise ValueError(f"exercise {spec.slug} supports {spec.devices}, not {device!r}")
+    began = time.monotonic()
+    builder = report.ReportBuilder(spec, device)
+    problem, text = precheck.find_problem(source, spec.entry, spec.limits.source_bytes)
+    if problem:
+        return builder.finish("rejected", problem, total_s=time.monotonic() - began)
+    try:
+        peaks = calibrate.peaks(device)
+    except GraderError:
+        raise
+    except Exception as exc:
+        raise GraderError(f"calibration failed: {exc!r}") from exc
+    builder.set_peaks(peaks)
+    grader = Grader(spec, device, slot)
+    uid = sandbox.slot_uid(slot) if sandbox.mode() == "root" else None
+    with sandbox.Scratch(uid) as scratch:
+        session = _start_session(spec, device, slot, scratch, text)
+        run = Run(spec, device, session, scratch)
+        try:
+            grader.start(run)
+            grader.check(run)
+            timed = grader.time_calls(run)
+            ops = grader.profile(run) if profile else None
+            builder.set_performance(timed, run.flags)
+            builder.profile = ops
+            verdict, message, extra = "correct", None, {}
+        except Outcome as outcome:
+            verdict, message, extra = outcome.verdict, outcome.message, outcome.extra
+        finally:
+            session.close()
+        builder.device_name = getattr(run, "device_name", None)
+        builder.stderr = session.process.stderr.text(tail=4000)
+        builder.stdout = session.process.stdout.text(tail=2000)
+    comparison = extra.get("comparison")
+    if comparison is not None:
+        run.correctness.update(_comparison_fields(comparison))
+    if extra.get("traceback"):
+        builder.traceback = extra["traceback"]
+    builder.correctness = run.correctness
+    builder.timings = run.timings
+    return builder.finish(verdict, message, total_s=time.monotonic() - began)
+
+
+__all__ = ["grade", "roofline"]

@@ -1,0 +1,48 @@
+"""Statistics over per-call times and the adaptive stopping rule."""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+
+from .spec import TimingPolicy
+
+
+@dataclass(frozen=True)
+class Summary:
+    median_s: float
+    iqr_s: float
+    cv: float
+    runs: int
+
+    @property
+    def rel_iqr(self) -> float:
+        return self.iqr_s / self.median_s if self.median_s > 0 else float("inf")
+
+
+def summarize(times_s: list[float]) -> Summary:
+    if not times_s:
+        raise ValueError("no runs")
+    ordered = sorted(times_s)
+    median = statistics.median(ordered)
+    if len(ordered) >= 4:
+        q1, _, q3 = statistics.quantiles(ordered, n=4, method="inclusive")
+    else:
+        q1, q3 = ordered[0], ordered[-1]
+    mean = statistics.fmean(ordered)
+    cv = statistics.pstdev(ordered) / mean if mean > 0 and len(ordered) > 1 else 0.0
+    return Summary(median, q3 - q1, cv, len(ordered))
+
+
+def should_stop(times_s: list[float], policy: TimingPolicy, spent_s: float, budget_s: float) -> bool:
+    """Stop once the spread is small enough, at max_runs, or when the budget is nearly spent.
+
+    ``budget_s`` is the phase's hard limit; we stop early at 80% of it (keeping the
+    runs so far) so that a slow-but-finishing submission is measured, not timed out.
+    """
+    runs = len(times_s)
+    if runs >= policy.max_runs:
+        return True
+    if runs and spent_s + 2 * max(times_s[-1], 1e-3) >= 0.8 * budget_s:
+        return True
+    return runs >= policy.min_runs and summarize(times_s).rel_iqr <= policy.target_rel_iqr

@@ -1,0 +1,39 @@
+"""Roofline figures: achieved bandwidth/throughput and the bound that applies."""
+
+from __future__ import annotations
+
+from typing import Any
+
+IMPLAUSIBLE_FACTOR = 1.5  # above 1.5x the measured peak, the timing cannot be trusted
+
+
+def figures(nbytes: float, flops: float, median_s: float, peak_gbps: float | None,
+            peak_flops: float | None) -> dict[str, Any]:
+    achieved_gbps = nbytes / median_s / 1e9 if median_s > 0 else None
+    achieved_flops = flops / median_s if median_s > 0 else None
+    memory_bound_s = nbytes / (peak_gbps * 1e9) if peak_gbps else None
+    compute_bound_s = flops / peak_flops if peak_flops else None
+    bounds = {k: v for k, v in (("memory", memory_bound_s), ("compute", compute_bound_s)) if v}
+    roof = max(bounds, key=bounds.__getitem__) if bounds else None
+    bound_s = bounds[roof] if roof else None
+    return {
+        "bytes": nbytes,
+        "flops": flops,
+        "achieved_gbps": achieved_gbps,
+        "achieved_flops_per_s": achieved_flops,
+        "peak_gbps": peak_gbps,
+        "fraction_of_peak": (achieved_gbps / peak_gbps) if peak_gbps and achieved_gbps else None,
+        "fraction_of_peak_flops": (achieved_flops / peak_flops)
+        if peak_flops and achieved_flops
+        else None,
+        "arithmetic_intensity": flops / nbytes if nbytes else None,
+        "roofline_bound_s": bound_s,
+        "roof": roof,
+        "fraction_of_roofline": (bound_s / median_s) if bound_s and median_s > 0 else None,
+    }
+
+
+def implausible(perf: dict[str, Any]) -> bool:
+    """Faster than the roofline allows by a clear margin: a cheat or a broken timer."""
+    fraction = perf.get("fraction_of_roofline")
+    return fraction is not None and fraction > IMPLAUSIBLE_FACTOR

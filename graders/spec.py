@@ -1,0 +1,499 @@
+"""Exercise specifications: parse and validate ``exercise.toml``.
+
+An exercise is a folder ``exercises/<chapter>/<slug>/`` holding:
+
+* ``exercise.toml`` (required): the spec described below;
+* ``prompt.en.md`` (required), ``prompt.<lang>.md`` (optional translations);
+* ``starter.py`` (required): what the student starts from;
+* ``reference.py`` (required): the trusted solution, defines the entry function.
+  It is only ever loaded by the trusted grading process, never shown to students
+  and never mounted in the student's sandbox;
+* ``naive.py`` (optional): what a newcomer would write, timed for ``speedup_vs_naive``;
+* ``samples/`` (optional): example submissions with ``expected.toml``.
+
+``exercise.toml`` format (every table is checked for unknown keys)::
+
+    slug = "vector-add"                      # must equal the folder name
+    title = { en = "...", zh = "..." }       # "en" required
+    entry = "vector_add"                     # function the student defines
+    signature = "vector_add(a, b) -> Tensor" # display only
+    devices = ["cpu", "cuda"]
+
+    [inputs]                                 # call order = table order
+    a = { shape = ["n"], dtype = "float32", dist = "normal", scale = 1.0 }
+    #   shape items: ints or formulas of the size names; dist: normal | uniform | randint
+
+    [sizes.cpu]                              # one table per device in ``devices``
+    check = [{ n = 1 }, { n = 4099 }]        # correctness-only sizes (awkward shapes)
+    timed = { n = 16777216 }                 # the size that is timed
+
+    [cost]                                   # ideal traffic and work, as formulas
+    bytes = "3 * n * elem('float32')"        # elem(dtype) = bytes per element
+    flops = "n"
+
+    [tolerance]                              # per output dtype, like torch.allclose
+    float32 = { atol = 1e-6, rtol = 1e-5 }
+
+    [scoring]
+    correctness_points = 6
+    performance_points = 4
+    [scoring.curve.cpu]                      # one per device; linear from zero_at to full_at
+    measure = "fraction_of_peak_bandwidth"   # | fraction_of_peak_flops | fraction_of_roofline
+    full_at = 0.6                            #   | relative_to_reference | speedup_vs_naive
+    zero_at = 0.1
+
+    [limits]                                 # all optional, defaults shown in ``Limits``
+    setup_s = 60      # sandbox start + import of the submission + correctness calls
+    timed_s = 30      # the whole timed phase
+    memory_mb = 4096
+    source_bytes = 65536
+
+    [timing]                                 # optional, defaults in ``TimingPolicy``
+    warmup = 2
+    min_runs = 5
+    max_runs = 50
+    target_rel_iqr = 0.03
+    verified_samples = 2                     # timed calls whose output is checked too
+
+    [correctness]                            # optional
+    allow_input_mutation = false
+
+Formulas are evaluated by :mod:`graders.formula` (no ``eval``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tomllib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import SpecError
+from .formula import DTYPE_SIZES, Formula, FormulaError
+
+DEVICE_KINDS = ("cpu", "cuda")
+DISTRIBUTIONS = ("normal", "uniform", "randint")
+MEASURES = (
+    "fraction_of_peak_bandwidth",
+    "fraction_of_peak_flops",
+    "fraction_of_roofline",
+    "relative_to_reference",
+    "speedup_vs_naive",
+)
+REQUIRED_FILES = ("exercise.toml", "prompt.en.md", "starter.py", "reference.py")
+_IGNORED_PARTS = ("__pycache__", ".pytest_cache", ".ruff_cache")
+
+
+@dataclass(frozen=True)
+class InputSpec:
+    name: str
+    shape: tuple[Formula, ...]
+    dtype: str
+    dist: str
+    scale: float
+
+    def concrete_shape(self, sizes: Mapping[str, int]) -> tuple[int, ...]:
+        return tuple(int(dim(sizes)) for dim in self.shape)
+
+
+@dataclass(frozen=True)
+class SizePlan:
+    check: tuple[dict[str, int], ...]
+    timed: dict[str, int]
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    atol: float
+    rtol: float
+
+
+@dataclass(frozen=True)
+class Curve:
+    measure: str
+    full_at: float
+    zero_at: float
+
+    def points(self, value: float | None, max_points: float) -> float:
+        """Linear ramp: 0 at or below ``zero_at``, full at or above ``full_at``."""
+        if value is None or max_points <= 0:
+            return 0.0
+        fraction = (value - self.zero_at) / (self.full_at - self.zero_at)
+        return round(max_points * min(1.0, max(0.0, fraction)), 3)
+
+
+@dataclass(frozen=True)
+class Scoring:
+    correctness_points: float
+    performance_points: float
+    curves: dict[str, Curve]
+
+
+@dataclass(frozen=True)
+class Limits:
+    setup_s: float = 60.0
+    timed_s: float = 30.0
+    memory_mb: int = 4096
+    source_bytes: int = 65536
+    output_mb: int = 2048  # cap on one saved output file the trusted side will read
+
+
+@dataclass(frozen=True)
+class TimingPolicy:
+    warmup: int = 2
+    min_runs: int = 5
+    max_runs: int = 50
+    target_rel_iqr: float = 0.03
+    verified_samples: int = 2
+
+
+@dataclass(frozen=True)
+class ExerciseSpec:
+    slug: str
+    chapter: str
+    path: Path
+    title: dict[str, str]
+    entry: str
+    signature: str
+    devices: tuple[str, ...]
+    inputs: tuple[InputSpec, ...]
+    sizes: dict[str, SizePlan]
+    cost_bytes: Formula
+    cost_flops: Formula
+    tolerance: dict[str, Tolerance]
+    scoring: Scoring
+    limits: Limits
+    timing: TimingPolicy
+    allow_input_mutation: bool
+    content_hash: str
+    starter: str = field(repr=False)
+
+    @property
+    def max_score(self) -> float:
+        return float(self.scoring.correctness_points + self.scoring.performance_points)
+
+    def prompt(self, lang: str = "en") -> str:
+        path = self.path / f"prompt.{lang}.md"
+        if not path.is_file():
+            path = self.path / "prompt.en.md"
+        return path.read_text(encoding="utf-8")
+
+    # Paths for the trusted engine only; the code itself is never attached to the spec.
+    @property
+    def _reference_path(self) -> Path:
+        return self.path / "reference.py"
+
+    @property
+    def _naive_path(self) -> Path | None:
+        path = self.path / "naive.py"
+        return path if path.is_file() else None
+
+
+# --------------------------------------------------------------------------- parsing
+
+
+class _Table:
+    """A TOML table plus the context needed for messages naming file and field."""
+
+    def __init__(self, data: Any, where: str, file: Path) -> None:
+        if not isinstance(data, dict):
+            raise SpecError(f"{file}: [{where}] must be a table, got {type(data).__name__}")
+        self.data, self.where, self.file = data, where, file
+
+    def fail(self, key: str, message: str) -> SpecError:
+        dotted = f"{self.where}.{key}" if self.where else key
+        return SpecError(f"{self.file}: field '{dotted}': {message}")
+
+    def only(self, allowed: Iterable[str]) -> None:
+        unknown = sorted(set(self.data) - set(allowed))
+        if unknown:
+            raise self.fail(unknown[0], f"unknown key (allowed: {', '.join(sorted(allowed))})")
+
+    def get(self, key: str, kind: type | tuple[type, ...], default: Any = ...) -> Any:
+        if key not in self.data:
+            if default is ...:
+                raise self.fail(key, "missing")
+            return default
+        value = self.data[key]
+        kinds = kind if isinstance(kind, tuple) else (kind,)
+        # bool is an int subclass in Python; a spec saying `points = true` is a typo.
+        if isinstance(value, bool) and bool not in kinds:
+            raise self.fail(key, f"expected {_kind_names(kinds)}, got bool")
+        if not isinstance(value, kinds):
+            raise self.fail(key, f"expected {_kind_names(kinds)}, got {type(value).__name__}")
+        return value
+
+    def sub(self, key: str, default: Any = ...) -> _Table:
+        value = self.get(key, dict, default)
+        where = f"{self.where}.{key}" if self.where else key
+        return _Table(value, where, self.file)
+
+
+def _kind_names(kinds: tuple[type, ...]) -> str:
+    return " or ".join(k.__name__ for k in kinds)
+
+
+def _number(table: _Table, key: str, default: Any = ..., positive: bool = True) -> float:
+    value = float(table.get(key, (int, float), default))
+    if positive and value <= 0:
+        raise table.fail(key, f"must be > 0, got {value}")
+    return value
+
+
+def _formula(table: _Table, key: str, text: Any) -> Formula:
+    try:
+        return Formula(text)
+    except FormulaError as exc:
+        raise table.fail(key, f"bad formula: {exc}") from None
+
+
+def _parse_inputs(table: _Table) -> tuple[InputSpec, ...]:
+    if not table.data:
+        raise table.fail("", "at least one input is required")
+    inputs = []
+    for name in table.data:
+        if not name.isidentifier():
+            raise table.fail(name, "input names must be Python identifiers")
+        item = table.sub(name)
+        item.only(("shape", "dtype", "dist", "scale"))
+        shape_raw = item.get("shape", list)
+        shape = tuple(_formula(item, f"shape[{i}]", dim) for i, dim in enumerate(shape_raw))
+        dtype = item.get("dtype", str)
+        if dtype not in DTYPE_SIZES:
+            raise item.fail("dtype", f"unknown dtype {dtype!r} (known: {sorted(DTYPE_SIZES)})")
+        dist = item.get("dist", str, "normal")
+        if dist not in DISTRIBUTIONS:
+            raise item.fail("dist", f"must be one of {DISTRIBUTIONS}")
+        scale = _number(item, "scale", 1.0)
+        inputs.append(InputSpec(name, shape, dtype, dist, scale))
+    return tuple(inputs)
+
+
+def _size_dict(table: _Table, key: str, value: Any) -> dict[str, int]:
+    if not isinstance(value, dict) or not value:
+        raise table.fail(key, "expected a non-empty table of size names to integers")
+    for name, size in value.items():
+        if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+            raise table.fail(f"{key}.{name}", f"expected an integer >= 0, got {size!r}")
+    return dict(value)
+
+
+def _parse_sizes(table: _Table, devices: tuple[str, ...]) -> dict[str, SizePlan]:
+    table.only(DEVICE_KINDS)
+    plans = {}
+    for device in devices:
+        plan = table.sub(device)
+        plan.only(("check", "timed"))
+        check_raw = plan.get("check", list)
+        if not check_raw:
+            raise plan.fail("check", "at least one check size is required")
+        check = tuple(_size_dict(plan, f"check[{i}]", s) for i, s in enumerate(check_raw))
+        plans[device] = SizePlan(check, _size_dict(plan, "timed", plan.get("timed", dict)))
+    return plans
+
+
+def _validate_formulas(
+    file: Path,
+    formulas: dict[str, Formula],
+    sizes: dict[str, SizePlan],
+) -> None:
+    """Evaluate every formula on every size now, so a typo fails at load, not mid-grading."""
+    for device, plan in sizes.items():
+        for label, size in [*((f"check[{i}]", s) for i, s in enumerate(plan.check)),
+                            ("timed", plan.timed)]:
+            for where, formula in formulas.items():
+                try:
+                    value = formula(size)
+                except FormulaError as exc:
+                    raise SpecError(
+                        f"{file}: field '{where}': bad formula for sizes.{device}.{label}: {exc}"
+                    ) from None
+                if value < 0:
+                    raise SpecError(f"{file}: field '{where}': negative for sizes.{device}.{label}")
+
+
+def _parse_scoring(table: _Table, devices: tuple[str, ...]) -> Scoring:
+    table.only(("correctness_points", "performance_points", "curve"))
+    correctness = _number(table, "correctness_points", positive=False)
+    performance = _number(table, "performance_points", positive=False)
+    if correctness < 0 or performance < 0:
+        raise table.fail("correctness_points", "points must be >= 0")
+    curves_table = table.sub("curve", {})
+    curves_table.only(DEVICE_KINDS)
+    curves = {}
+    for device in devices:
+        if device not in curves_table.data:
+            if performance > 0:
+                raise curves_table.fail(device, "missing (needed when performance_points > 0)")
+            continue
+        curve = curves_table.sub(device)
+        curve.only(("measure", "full_at", "zero_at"))
+        measure = curve.get("measure", str)
+        if measure not in MEASURES:
+            raise curve.fail("measure", f"must be one of {MEASURES}")
+        full_at = _number(curve, "full_at")
+        zero_at = _number(curve, "zero_at", positive=False)
+        if not 0 <= zero_at < full_at:
+            raise curve.fail("zero_at", "need 0 <= zero_at < full_at")
+        curves[device] = Curve(measure, full_at, zero_at)
+    return Scoring(correctness, performance, curves)
+
+
+def _parse_limits(table: _Table) -> Limits:
+    table.only(Limits.__dataclass_fields__)
+    d = Limits()
+    return Limits(
+        setup_s=_number(table, "setup_s", d.setup_s),
+        timed_s=_number(table, "timed_s", d.timed_s),
+        memory_mb=int(_number(table, "memory_mb", d.memory_mb)),
+        source_bytes=int(_number(table, "source_bytes", d.source_bytes)),
+        output_mb=int(_number(table, "output_mb", d.output_mb)),
+    )
+
+
+def _parse_timing(table: _Table) -> TimingPolicy:
+    table.only(TimingPolicy.__dataclass_fields__)
+    d = TimingPolicy()
+    policy = TimingPolicy(
+        warmup=int(table.get("warmup", int, d.warmup)),
+        min_runs=int(_number(table, "min_runs", d.min_runs)),
+        max_runs=int(_number(table, "max_runs", d.max_runs)),
+        target_rel_iqr=_number(table, "target_rel_iqr", d.target_rel_iqr),
+        verified_samples=int(_number(table, "verified_samples", d.verified_samples)),
+    )
+    if policy.warmup < 0:
+        raise table.fail("warmup", "must be >= 0")
+    if policy.max_runs < policy.min_runs:
+        raise table.fail("max_runs", "must be >= min_runs")
+    return policy
+
+
+def _content_hash(folder: Path) -> str:
+    digest = hashlib.sha256()
+    files = sorted(
+        (p for p in folder.rglob("*") if p.is_file() and not set(p.parts) & set(_IGNORED_PARTS)
+         and p.suffix != ".pyc"),
+        key=lambda p: p.relative_to(folder).as_posix(),
+    )
+    for path in files:
+        name = path.relative_to(folder).as_posix().encode()
+        data = path.read_bytes()
+        # Length-prefix both parts so ("ab","c") and ("a","bc") cannot collide.
+        digest.update(len(name).to_bytes(8, "big") + name + len(data).to_bytes(8, "big") + data)
+    return digest.hexdigest()
+
+
+def load_exercise(folder: Path | str) -> ExerciseSpec:
+    """Load and validate one exercise folder; raises SpecError naming file and field."""
+    folder = Path(folder).resolve()
+    if not folder.is_dir():
+        raise SpecError(f"{folder}: exercise folder not found")
+    for required in REQUIRED_FILES:
+        if not (folder / required).is_file():
+            raise SpecError(f"{folder / required}: required file is missing")
+    file = folder / "exercise.toml"
+    try:
+        raw = tomllib.loads(file.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise SpecError(f"{file}: not valid TOML: {exc}") from None
+    top = _Table(raw, "", file)
+    top.only((
+        "slug", "title", "entry", "signature", "devices", "inputs", "sizes", "cost",
+        "tolerance", "scoring", "limits", "timing", "correctness",
+    ))
+
+    slug = top.get("slug", str)
+    if slug != folder.name:
+        raise top.fail("slug", f"{slug!r} must equal the folder name {folder.name!r}")
+    title_table = top.sub("title")
+    title = {lang: title_table.get(lang, str) for lang in title_table.data}
+    if "en" not in title:
+        raise title_table.fail("en", "missing")
+    entry = top.get("entry", str)
+    if not entry.isidentifier():
+        raise top.fail("entry", "must be a Python identifier")
+    devices_raw = top.get("devices", list)
+    if not devices_raw or any(d not in DEVICE_KINDS for d in devices_raw):
+        raise top.fail("devices", f"must be a non-empty list drawn from {DEVICE_KINDS}")
+    devices = tuple(devices_raw)
+
+    inputs = _parse_inputs(top.sub("inputs"))
+    sizes = _parse_sizes(top.sub("sizes"), devices)
+    cost = top.sub("cost")
+    cost.only(("bytes", "flops"))
+    cost_bytes = _formula(cost, "bytes", cost.get("bytes", (str, int, float)))
+    cost_flops = _formula(cost, "flops", cost.get("flops", (str, int, float)))
+    formulas = {"cost.bytes": cost_bytes, "cost.flops": cost_flops}
+    for item in inputs:
+        for i, dim in enumerate(item.shape):
+            formulas[f"inputs.{item.name}.shape[{i}]"] = dim
+    _validate_formulas(file, formulas, sizes)
+
+    tol_table = top.sub("tolerance", {})
+    tol_table.only(DTYPE_SIZES)
+    tolerance = {}
+    for dtype in tol_table.data:
+        entry_tol = tol_table.sub(dtype)
+        entry_tol.only(("atol", "rtol"))
+        tolerance[dtype] = Tolerance(
+            _number(entry_tol, "atol", 0.0, positive=False),
+            _number(entry_tol, "rtol", 0.0, positive=False),
+        )
+
+    correctness = top.sub("correctness", {})
+    correctness.only(("allow_input_mutation",))
+
+    return ExerciseSpec(
+        slug=slug,
+        chapter=folder.parent.name,
+        path=folder,
+        title=title,
+        entry=entry,
+        signature=top.get("signature", str, f"{entry}(...)"),
+        devices=devices,
+        inputs=inputs,
+        sizes=sizes,
+        cost_bytes=cost_bytes,
+        cost_flops=cost_flops,
+        tolerance=tolerance,
+        scoring=_parse_scoring(top.sub("scoring"), devices),
+        limits=_parse_limits(top.sub("limits", {})),
+        timing=_parse_timing(top.sub("timing", {})),
+        allow_input_mutation=correctness.get("allow_input_mutation", bool, False),
+        content_hash=_content_hash(folder),
+        starter=(folder / "starter.py").read_text(encoding="utf-8"),
+    )
+
+
+def iter_exercises(root: Path | str) -> list[ExerciseSpec]:
+    """Every folder under ``root`` holding an exercise.toml, sorted by path."""
+    root = Path(root)
+    if not root.is_dir():
+        raise SpecError(f"{root}: exercises root not found")
+    folders = sorted(
+        p.parent for p in root.rglob("exercise.toml") if "samples" not in p.relative_to(root).parts
+    )
+    specs = [load_exercise(folder) for folder in folders]
+    seen: dict[str, Path] = {}
+    for spec in specs:
+        if spec.slug in seen:
+            raise SpecError(f"{spec.path}: slug {spec.slug!r} already used by {seen[spec.slug]}")
+        seen[spec.slug] = spec.path
+    return specs
+
+
+def default_root() -> Path:
+    env = os.environ.get("GRADERS_EXERCISES_ROOT")
+    return Path(env) if env else Path(__file__).resolve().parent.parent / "exercises"
+
+
+def find_exercise(slug: str, root: Path | str | None = None) -> ExerciseSpec:
+    """Find an exercise by slug; raises LookupError when no folder has that slug."""
+    root = Path(root) if root is not None else default_root()
+    for spec in iter_exercises(root):
+        if spec.slug == slug:
+            return spec
+    raise LookupError(f"no exercise with slug {slug!r} under {root}")
