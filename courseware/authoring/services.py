@@ -10,6 +10,8 @@ from django.conf import settings
 from django.db import transaction
 
 from courseware.courses.models import Course, Item, ItemKind
+from courseware.quizzes.services import quizzes_sync
+from courseware.quizzes.spec import QuizFileError, QuizSpec, load_quizzes
 from graders import ExerciseSpec, SpecError, iter_exercises
 
 DEFAULT_COURSE_SLUG = "gpu-fundamentals"
@@ -54,10 +56,28 @@ def content_load(*, root: Path) -> list[ExerciseSpec]:
     return specs
 
 
+def quizzes_load(*, root: Path, exercise_slugs: set[str]) -> list[QuizSpec]:
+    """Every quiz under root, validated; SpecError naming the file and field that is wrong."""
+    try:
+        quizzes = load_quizzes(root)
+    except QuizFileError as exc:
+        raise SpecError(str(exc)) from exc
+    for quiz in quizzes:
+        if quiz.slug in exercise_slugs:
+            raise SpecError(
+                f"{quiz.path / 'quiz.toml'}: slug '{quiz.slug}' is also an exercise's slug; "
+                "slugs must be unique across all content"
+            )
+    return quizzes
+
+
 def content_sync(*, root: Path | None = None, check_only: bool = False) -> SyncSummary:
     root = Path(root or settings.GRADERS_EXERCISES_ROOT)
     specs = content_load(root=root)
-    summary = SyncSummary(exercises=len(specs))
+    quizzes = quizzes_load(root=root, exercise_slugs={s.slug for s in specs})
+    summary = SyncSummary(
+        exercises=len(specs), quiz_questions=sum(len(q.questions) for q in quizzes)
+    )
     if check_only:
         return summary
     course = course_get_default()
@@ -83,4 +103,8 @@ def content_sync(*, root: Path | None = None, check_only: bool = False) -> SyncS
         )
         summary.unpublished = sorted(gone.values_list("slug", flat=True))
         gone.update(is_published=False)  # never deleted: submissions point at them
+        try:
+            summary.unpublished += quizzes_sync(quizzes=quizzes, root=root, course=course)
+        except QuizFileError as exc:
+            raise SpecError(str(exc)) from exc
     return summary

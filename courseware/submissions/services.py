@@ -295,13 +295,19 @@ def submission_requeue_stale(*, older_than_s: int | None = None) -> int:
     """Send again what a lost worker or broker left behind. Safe to run any time."""
     age = older_than_s if older_than_s is not None else settings.SUBMISSIONS_STALE_AFTER_S
     cutoff = timezone.now() - timedelta(seconds=age)
-    Submission.objects.filter(status=Status.RUNNING, status_changed_at__lt=cutoff).update(
-        status=Status.QUEUED, status_changed_at=timezone.now()
-    )
     stale = list(
-        Submission.objects.filter(status=Status.QUEUED, status_changed_at__lt=cutoff).values_list(
-            "pk", "device_kind"
-        )
+        Submission.objects.filter(
+            status__in=PENDING_STATUSES, status_changed_at__lt=cutoff
+        ).values_list("pk", "device_kind")
+    )
+    # A running one whose worker was lost goes back to the queue; the status check keeps a
+    # submission that finished in the meantime as it is.
+    Submission.objects.filter(
+        pk__in=[pk for pk, _ in stale], status=Status.RUNNING, status_changed_at__lt=cutoff
+    ).update(status=Status.QUEUED, status_changed_at=timezone.now())
+    # Restart the clock of the ones sent again, so a long backlog is not re-sent every sweep.
+    Submission.objects.filter(pk__in=[pk for pk, _ in stale], status=Status.QUEUED).update(
+        status_changed_at=timezone.now()
     )
     for submission_id, queue in stale:
         submission_enqueue(submission_id=submission_id, queue=queue)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import shutil
 from io import StringIO
 from pathlib import Path
 
 import pytest
+from django.conf import settings
 from django.core.management import CommandError, call_command
 
 from courseware.accounts.models import ApiToken
@@ -37,12 +39,13 @@ def test_sync_content_check_writes_nothing() -> None:
 
 @pytest.mark.django_db
 def test_sync_content_refuses_a_broken_exercise_and_names_the_file(tmp_path: Path) -> None:
-    broken = tmp_path / "ch99" / "broken"
-    broken.mkdir(parents=True)
-    (broken / "exercise.toml").write_text('slug = "broken"\nno_such_key = 1\n')
+    broken = tmp_path / "ch15" / "vector-add"
+    shutil.copytree(settings.GRADERS_EXERCISES_ROOT / "ch15" / "vector-add", broken)
+    toml = broken / "exercise.toml"
+    toml.write_text(toml.read_text() + "\nno_such_key = 1\n")
     with pytest.raises(CommandError) as caught:
         call_command("sync_content", "--root", str(tmp_path))
-    assert "exercise.toml" in str(caught.value)
+    assert "exercise.toml" in str(caught.value) and "no_such_key" in str(caught.value)
     assert Item.objects.count() == 0
 
 
