@@ -28,7 +28,7 @@ from typing import Any
 
 import torch
 
-from . import calibrate, correctness, measure, precheck, reference, report, roofline, sandbox
+from . import calibrate, correctness, measure, precheck, report, roofline, sandbox, trusted_code
 from .errors import GraderError
 from .harness import inputs as harness_inputs
 from .session import ChannelClosed, ChannelCorrupt, ChannelTimeout, HarnessSession
@@ -88,7 +88,7 @@ def _describe_failure(message: dict[str, Any], where: str) -> tuple[str, str]:
 class Grader:
     def __init__(self, spec: ExerciseSpec, device: str, slot: int) -> None:
         self.spec, self.device, self.slot = spec, device, slot
-        self.reference = reference.load(spec._reference_path, spec.entry, spec.content_hash)
+        self.reference = trusted_code.load(spec._reference_path, spec.entry, spec.content_hash)
 
     # ------------------------------------------------------------------ plumbing
     def _receive(self, run: Run, expect: tuple[str, ...], where: str, budget_name: str) -> dict:
@@ -237,11 +237,11 @@ class Grader:
             layout = _layout(self.spec, sizes)
             seed = secrets.randbits(63)
             where = f"for sizes {sizes}"
+            run.correctness["trials"] = index + 1
             done, _ = self._call(run, layout, seed, False, where, "setup_s")
             result = self._verify(run, layout, seed, done["out"], where, "setup_s")
             if worst is None or (result.max_abs_err or 0) > (worst.max_abs_err or 0):
                 worst = result
-            run.correctness["trials"] = index + 1
         run.correctness.update(_comparison_fields(worst))
         run.timings["check_s"] = time.monotonic() - began
 

@@ -303,7 +303,9 @@ def _bwrap_args(scratch: Path, grader_root: Path, device: str, limits: SandboxLi
         "--proc", "/proc", "--dev", "/dev",
         "--size", str(limits.tmpfs_mb * 1024 * 1024), "--tmpfs", "/tmp",
         "--perms", "0755", "--dir", "/opt",
-        "--ro-bind", str(grader_root), GRADER_MOUNT,
+        # Only the harness package: the rest of graders/ (engine, loaders) stays outside.
+        "--perms", "0755", "--dir", GRADER_MOUNT,
+        "--ro-bind", str(grader_root / "harness"), f"{GRADER_MOUNT}/harness",
         "--bind", str(scratch), SCRATCH_MOUNT,
         "--chdir", SCRATCH_MOUNT,
     ]  # fmt: skip

@@ -1,0 +1,127 @@
+"""Known cheats and escapes must fail or be neutralised."""
+
+from __future__ import annotations
+
+import json
+import socket
+import sys
+import textwrap
+
+
+def test_cache_replay_is_caught_in_timed_phase(graded) -> None:
+    report = graded("cache_replay.py")
+    assert report["verdict"] == "wrong"
+    assert "timed" in report["message"]
+
+
+def test_input_mutation_is_wrong(graded) -> None:
+    report = graded("mutates_input.py")
+    assert report["verdict"] == "wrong"
+    assert "modified its input `a`" in report["message"]
+
+
+def test_monkeypatched_time_does_not_change_the_figure(graded) -> None:
+    honest = graded("fast.py")["performance"]["median_s"]
+    report = graded("patches_clock.py")
+    assert report["verdict"] == "correct"
+    assert report["flags"] == []
+    assert 0.5 < report["performance"]["median_s"] / honest < 2.0
+
+
+def test_tampering_with_the_harness_clock_is_flagged(graded) -> None:
+    report = graded("tampers_harness_clock.py")
+    assert report["verdict"] == "correct"
+    assert "timing_inconsistent" in report["flags"] or "implausible_speed" in report["flags"]
+    assert report["performance"]["points"] == 0
+    assert report["score"] == 6
+
+
+def test_exit_zero_before_returning_is_an_error(graded) -> None:
+    for name in ("exits_zero.py", "exit_early.py"):
+        assert graded(name)["verdict"] == "error"
+
+
+def test_lower_precision_fails(graded) -> None:
+    by_dtype = graded("half_precision.py")
+    assert by_dtype["verdict"] == "wrong"
+    assert "float16" in by_dtype["message"]
+    by_tolerance = graded("half_precision_upcast.py")
+    assert by_tolerance["verdict"] == "wrong"
+    assert "beyond atol" in by_tolerance["message"]
+
+
+def test_forged_channel_messages_do_not_pass(graded) -> None:
+    report = graded("writes_channel.py")
+    assert report["verdict"] in ("error", "correct")
+    if report["verdict"] == "correct":  # forgery ignored: the real figures came through
+        assert report["performance"]["runs"] >= 5
+
+
+def test_fork_bomb_is_contained(graded) -> None:
+    report = graded("forks_bomb.py")
+    assert report["verdict"] == "correct", report["message"]
+    assert "fork stopped after" in report["stdout"]
+
+
+def test_sandbox_hides_reference_network_and_privileges(graded, quick_spec) -> None:
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    port = server.getsockname()[1]
+    reference = str(quick_spec.path / "reference.py")
+    real_reference = str((quick_spec.path.parents[2] / "exercises").resolve())
+    sys_prefixes = sorted({sys.prefix, sys.base_prefix})
+    source = textwrap.dedent(f"""
+        import json, os, socket, torch
+        facts = {{}}
+        facts["reference_visible"] = os.path.exists({reference!r})
+        facts["repo_exercises_visible"] = os.path.exists({real_reference!r})
+        facts["uid"] = os.getuid()
+        facts["root_listing"] = sorted(os.listdir("/root")) if os.path.isdir("/root") else []
+        facts["shadow_visible"] = os.path.exists("/etc/shadow")
+        facts["cores"] = len(os.sched_getaffinity(0))
+        status = open("/proc/self/status").read()
+        facts["cap_eff"] = [l.split()[1] for l in status.splitlines() if l.startswith("CapEff")][0]
+        facts["no_new_privs"] = [l.split()[1] for l in status.splitlines()
+                                 if l.startswith("NoNewPrivs")][0]
+        try:
+            socket.create_connection(("127.0.0.1", {port}), timeout=2).close()
+            facts["network"] = "connected"
+        except OSError as exc:
+            facts["network"] = type(exc).__name__
+        try:
+            open("/usr/owned", "w")
+            facts["usr_writable"] = True
+        except OSError:
+            facts["usr_writable"] = False
+        skip = ("/proc", "/sys", "/dev", "/usr", {sys_prefixes!r})
+        facts["found_reference_files"] = [
+            os.path.join(d, f) for d, _, fs in os.walk("/")
+            if not d.startswith(skip[:4]) and not any(d.startswith(p) for p in skip[4])
+            for f in fs + [os.path.basename(d)]
+            if f in ("reference.py", "naive.py", "exercise.toml", "vector-add")
+        ]
+        print("FACTS" + json.dumps(facts))
+
+        def vector_add(a, b):
+            return a + b
+        """)
+    try:
+        report = graded(source)
+    finally:
+        server.close()
+    assert report["verdict"] == "correct", report["message"]
+    line = next(x for x in report["stdout"].splitlines() if x.startswith("FACTS"))
+    facts = json.loads(line[5:])
+    assert facts["reference_visible"] is False
+    assert facts["repo_exercises_visible"] is False
+    assert facts["found_reference_files"] == []
+    assert facts["network"] != "connected"
+    assert facts["usr_writable"] is False
+    assert facts["cores"] == 1
+    assert facts["shadow_visible"] is False
+    assert int(facts["cap_eff"], 16) == 0
+    if facts["uid"] != 0:  # started as root: dropped to a per-slot uid
+        assert facts["uid"] >= 64000
+        assert facts["no_new_privs"] == "1"
+        assert facts["root_listing"] in ([], [".pyenv"])

@@ -1,0 +1,120 @@
+"""Every verdict, through the real sandbox with real submissions."""
+
+from __future__ import annotations
+
+import tomllib
+
+import pytest
+
+from graders import report as report_module
+
+from .conftest import VECTOR_ADD
+
+EXPECTED = tomllib.loads((VECTOR_ADD / "samples" / "expected.toml").read_text())
+
+
+def assert_valid(report: dict) -> None:
+    assert report_module.validate(report) == []
+
+
+@pytest.mark.parametrize("sample", sorted(EXPECTED))
+def test_samples_match_expected(graded, sample: str) -> None:
+    report = graded(f"{sample}.py")
+    want = EXPECTED[sample]
+    assert report["verdict"] == want["verdict"], report["message"]
+    low, high = want["score"]
+    assert low <= report["score"] <= high
+    assert_valid(report)
+    if report["verdict"] != "correct":
+        assert report["message"], "every non-correct verdict must tell the student why"
+    assert report["gradable"] is (report["verdict"] != "rejected")
+
+
+def test_correct_report_has_figures(graded) -> None:
+    report = graded("fast.py")
+    perf = report["performance"]
+    assert perf["runs"] >= 5
+    assert perf["median_s"] > 0
+    assert perf["roof"] == "memory"
+    assert perf["arithmetic_intensity"] == pytest.approx(1 / 12)
+    assert 0.05 < perf["fraction_of_peak"] < 1.5
+    assert report["correctness"]["passed"] is True
+    assert report["correctness"]["trials"] == 5
+    assert report["correctness"]["timed_calls_verified"] >= 1
+    assert report["flags"] == []
+    assert report["peak"]["gbps"] > 0
+    assert report["timings"]["sandbox_start_s"] > 0
+
+
+def test_naive_is_correct_but_slower(graded, quick_spec) -> None:
+    fast = graded("fast.py")
+    naive = graded((quick_spec.path / "naive.py").read_text())
+    assert naive["verdict"] == "correct"
+    assert naive["performance"]["median_s"] > fast["performance"]["median_s"]
+
+
+def test_wrong_values_report_first_mismatch(graded) -> None:
+    report = graded("wrong.py")
+    c = report["correctness"]
+    assert c["passed"] is False
+    assert c["first_mismatch"]["index"] == [0]
+    assert c["mismatch_fraction"] > 0.5
+    assert "expected" in report["message"]
+
+
+def test_crash_names_exception_and_line(graded) -> None:
+    report = graded("crashing.py")
+    assert "ZeroDivisionError at line 6" in report["message"]
+    assert "fix it and resubmit" in report["message"]
+    assert "ZeroDivisionError" in report["traceback"]
+
+
+@pytest.mark.parametrize(
+    ("name", "verdict", "words"),
+    [
+        ("wrong_shape.py", "wrong", "shape"),
+        ("returns_list.py", "wrong", "list"),
+        ("import_error.py", "error", "ModuleNotFoundError"),
+        ("exits_zero.py", "error", "exit()"),
+        ("exit_early.py", "error", "exited (status 0)"),
+        ("allocates_too_much.py", "error", "memory"),
+    ],
+)
+def test_student_failures(graded, name: str, verdict: str, words: str) -> None:
+    report = graded(name)
+    assert report["verdict"] == verdict, report["message"]
+    assert words in report["message"]
+    assert report["score"] == 0
+    assert_valid(report)
+
+
+def test_timeout_in_timed_phase(graded) -> None:
+    report = graded("timed_hang.py")
+    assert report["verdict"] == "timeout"
+    assert "8 s" in report["message"]
+    assert report["timings"]["total_s"] < 40
+
+
+@pytest.mark.parametrize(
+    ("source", "words"),
+    [
+        (b"\xff\xfe not utf-8", "UTF-8"),
+        ("def vector_add(a, b)\n    return a\n", "Syntax error at line 1"),
+        ("def add(a, b):\n    return a + b\n", "No top-level function named `vector_add`"),
+        ("x = 1\n" * 20000, "limit"),
+        ("vector_add = 3\n", "not a function"),
+    ],
+)
+def test_rejected_costs_no_attempt(graded, source, words: str) -> None:
+    report = graded(source)
+    assert report["verdict"] == "rejected"
+    assert report["gradable"] is False
+    assert words in report["message"]
+    assert_valid(report)
+
+
+def test_output_is_capped_and_drained(graded) -> None:
+    report = graded("spams_output.py")
+    assert report["verdict"] == "correct"
+    assert len(report["stderr"]) <= 4100
+    assert "more bytes not kept" in report["stderr"]
