@@ -23,9 +23,10 @@ def start(args: list[str]) -> subprocess.Popen[bytes]:
 
 
 def stop(processes: list[subprocess.Popen[bytes]]) -> None:
+    # SIGTERM to each leader only: Celery's main process then stops its own pool cleanly.
     for proc in processes:
         if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGTERM)
+            proc.terminate()
     deadline = time.monotonic() + 20
     for proc in processes:
         try:
