@@ -17,8 +17,9 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
 
-def grade(spec: ExerciseSpec, source: str | bytes, device: str | None = None,
-          **options: Any) -> dict[str, Any]:
+def grade(
+    spec: ExerciseSpec, source: str | bytes, device: str | None = None, **options: Any
+) -> dict[str, Any]:
     """Grade a submission; never raises for anything the student did (see engine.grade)."""
     # Imported lazily: loading specs (e.g. in a web process) must not import torch.
     from .engine import grade as _grade

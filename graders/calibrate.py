@@ -69,9 +69,13 @@ def _cache_key(device: str, name: str) -> str:
 def _probe(device: str) -> dict[str, Any]:
     from .sandbox import sandbox_env
 
-    command = [sys.executable, "-I", "-c",
-               f"import sys; sys.path.insert(0, {str(GRADER_ROOT)!r}); "
-               f"from harness.probe import main; main({device!r})"]
+    command = [
+        sys.executable,
+        "-I",
+        "-c",
+        f"import sys; sys.path.insert(0, {str(GRADER_ROOT)!r}); "
+        f"from harness.probe import main; main({device!r})",
+    ]
     core = pick_core(0)
     if core is not None and shutil.which("taskset") and device == "cpu":
         command = ["taskset", "-c", str(core), *command]

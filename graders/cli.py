@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import GraderError, SpecError
-from .spec import ExerciseSpec, find_exercise, iter_exercises, load_exercise, default_root
+from .spec import ExerciseSpec, default_root, find_exercise, iter_exercises, load_exercise
 
 EXIT_OK, EXIT_GRADER, EXIT_USAGE = 0, 1, 2
 
@@ -38,36 +38,50 @@ def _fmt(value: Any, unit: str = "", scale: float = 1.0, digits: int = 3) -> str
 
 
 def human(report: dict[str, Any]) -> str:
-    lines = [f"{report['exercise']}: {report['verdict'].upper()}  "
-             f"score {report['score']:g}/{report['max_score']:g}"]
+    lines = [
+        f"{report['exercise']}: {report['verdict'].upper()}  "
+        f"score {report['score']:g}/{report['max_score']:g}"
+    ]
     if report.get("message"):
         lines.append(report["message"])
     c = report.get("correctness")
     if c:
-        lines.append(f"correctness: {'passed' if c['passed'] else 'failed'} "
-                     f"({c['trials']} sizes, max abs err {_fmt(c['max_abs_err'])}, "
-                     f"max rel err {_fmt(c['max_rel_err'])})")
+        lines.append(
+            f"correctness: {'passed' if c['passed'] else 'failed'} "
+            f"({c['trials']} sizes, max abs err {_fmt(c['max_abs_err'])}, "
+            f"max rel err {_fmt(c['max_rel_err'])})"
+        )
     p = report.get("performance")
     if p:
-        lines.append(f"time: median {_fmt(p['median_s'], ' ms', 1e3)} "
-                     f"(IQR {_fmt(p['iqr_s'], ' ms', 1e3)}, CV {_fmt(p['cv'])}, "
-                     f"{p['runs']} runs)")
-        lines.append(f"achieved {_fmt(p['achieved_gbps'], ' GB/s')} of peak "
-                     f"{_fmt(p['peak_gbps'], ' GB/s')} = {_fmt(p['fraction_of_peak'])}; "
-                     f"AI {_fmt(p['arithmetic_intensity'])} FLOP/B, {p['roof']}-bound, "
-                     f"{_fmt(p['fraction_of_roofline'])} of roofline")
-        lines.append(f"performance points: {p.get('points')} ({p.get('measure')} = "
-                     f"{_fmt(p.get('measure_value'))})")
+        lines.append(
+            f"time: median {_fmt(p['median_s'], ' ms', 1e3)} "
+            f"(IQR {_fmt(p['iqr_s'], ' ms', 1e3)}, CV {_fmt(p['cv'])}, "
+            f"{p['runs']} runs)"
+        )
+        lines.append(
+            f"achieved {_fmt(p['achieved_gbps'], ' GB/s')} of peak "
+            f"{_fmt(p['peak_gbps'], ' GB/s')} = {_fmt(p['fraction_of_peak'])}; "
+            f"AI {_fmt(p['arithmetic_intensity'])} FLOP/B, {p['roof']}-bound, "
+            f"{_fmt(p['fraction_of_roofline'])} of roofline"
+        )
+        lines.append(
+            f"performance points: {p.get('points')} ({p.get('measure')} = "
+            f"{_fmt(p.get('measure_value'))})"
+        )
     if report.get("flags"):
         lines.append("flags: " + ", ".join(report["flags"]))
     for row in report.get("profile") or []:
-        lines.append(f"  {row['name'][:50]:50} {row['calls']:5d} calls "
-                     f"{_fmt(row['self_time_s'], ' ms', 1e3)}")
+        lines.append(
+            f"  {row['name'][:50]:50} {row['calls']:5d} calls "
+            f"{_fmt(row['self_time_s'], ' ms', 1e3)}"
+        )
     if report.get("stderr") and report["verdict"] != "correct":
         lines.append("--- stderr (tail) ---\n" + report["stderr"][-1500:])
     t = report["timings"]
-    lines.append(f"took {_fmt(t['total_s'], ' s')} (sandbox start "
-                 f"{_fmt(t['sandbox_start_s'], ' s')}, timing {_fmt(t['timing_s'], ' s')})")
+    lines.append(
+        f"took {_fmt(t['total_s'], ' s')} (sandbox start "
+        f"{_fmt(t['sandbox_start_s'], ' s')}, timing {_fmt(t['timing_s'], ' s')})"
+    )
     return "\n".join(lines)
 
 
@@ -97,9 +111,12 @@ def main(argv: list[str] | None = None) -> int:
             from .calibrate import peaks
 
             result = peaks(args.device, refresh=args.refresh)
-            print(json.dumps(result, indent=2) if args.json else
-                  f"{result['device_name']}: {result['gbps']:.1f} GB/s, "
-                  f"{result['flops_per_s'] / 1e9:.1f} GFLOP/s ({result['method']})")
+            print(
+                json.dumps(result, indent=2)
+                if args.json
+                else f"{result['device_name']}: {result['gbps']:.1f} GB/s, "
+                f"{result['flops_per_s'] / 1e9:.1f} GFLOP/s ({result['method']})"
+            )
             return EXIT_OK
         try:
             spec = _resolve(args.exercise)

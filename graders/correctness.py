@@ -37,21 +37,29 @@ def dtype_name(dtype: torch.dtype) -> str:
 def check_description(meta: dict[str, Any], expected: torch.Tensor, device: str) -> Comparison:
     """Type, shape, dtype and device from the harness' description, before any file is read."""
     if meta.get("type") != "Tensor":
-        return Comparison(False, "type",
-                          f"Your function returned a {meta.get('type')}; it must return a "
-                          f"torch.Tensor.")
+        return Comparison(
+            False,
+            "type",
+            f"Your function returned a {meta.get('type')}; it must return a torch.Tensor.",
+        )
     shape, want_shape = tuple(meta["shape"]), tuple(expected.shape)
     if shape != want_shape:
-        return Comparison(False, "shape",
-                          f"Your output has shape {shape} but shape {want_shape} is expected.")
+        return Comparison(
+            False, "shape", f"Your output has shape {shape} but shape {want_shape} is expected."
+        )
     if meta["dtype"] != dtype_name(expected.dtype):
-        return Comparison(False, "dtype",
-                          f"Your output has dtype {meta['dtype']} but "
-                          f"{dtype_name(expected.dtype)} is expected (no lower precision).")
+        return Comparison(
+            False,
+            "dtype",
+            f"Your output has dtype {meta['dtype']} but "
+            f"{dtype_name(expected.dtype)} is expected (no lower precision).",
+        )
     if meta["device"] != device:
-        return Comparison(False, "device",
-                          f"Your output is on {meta['device']} but must be on {device}, "
-                          f"where the inputs are.")
+        return Comparison(
+            False,
+            "device",
+            f"Your output is on {meta['device']} but must be on {device}, where the inputs are.",
+        )
     return Comparison(True)
 
 
@@ -64,10 +72,13 @@ def compare(got: torch.Tensor, expected: torch.Tensor, tol: Tolerance) -> Compar
     """Element-wise check like torch.allclose, with the figures a student needs to debug."""
     if got.shape != expected.shape or got.dtype != expected.dtype:
         # The description can lie (the file is what counts), so check again.
-        return Comparison(False, "shape" if got.shape != expected.shape else "dtype",
-                          f"The saved output ({tuple(got.shape)}, {dtype_name(got.dtype)}) does "
-                          f"not match the expected ({tuple(expected.shape)}, "
-                          f"{dtype_name(expected.dtype)}).")
+        return Comparison(
+            False,
+            "shape" if got.shape != expected.shape else "dtype",
+            f"The saved output ({tuple(got.shape)}, {dtype_name(got.dtype)}) does "
+            f"not match the expected ({tuple(expected.shape)}, "
+            f"{dtype_name(expected.dtype)}).",
+        )
     expected = expected.to("cpu")
     if got.numel() == 0:
         return Comparison(True, max_abs_err=0.0, max_rel_err=0.0, mismatch_fraction=0.0)
@@ -91,8 +102,11 @@ def compare(got: torch.Tensor, expected: torch.Tensor, tol: Tolerance) -> Compar
         index_tuple = [int(i) for i in index]
         got_value, want_value = float(g.reshape(-1)[flat]), float(e.reshape(-1)[flat])
         result.problem = "values"
-        result.first_mismatch = {"index": index_tuple, "got": _jsonable(got_value),
-                                 "expected": _jsonable(want_value)}
+        result.first_mismatch = {
+            "index": index_tuple,
+            "got": _jsonable(got_value),
+            "expected": _jsonable(want_value),
+        }
         result.message = (
             f"{mismatched} of {got.numel()} values ({100 * mismatched / got.numel():.3g}%) are "
             f"wrong beyond atol={tol.atol:g}, rtol={tol.rtol:g}; first at index "
@@ -101,8 +115,9 @@ def compare(got: torch.Tensor, expected: torch.Tensor, tol: Tolerance) -> Compar
     return result
 
 
-def mutated_input(before: list[torch.Tensor], after: dict[str, torch.Tensor],
-                  names: list[str]) -> str | None:
+def mutated_input(
+    before: list[torch.Tensor], after: dict[str, torch.Tensor], names: list[str]
+) -> str | None:
     """Name of the first input whose contents changed during the call, if any."""
     for name, original in zip(names, before, strict=True):
         now = after.get(name)

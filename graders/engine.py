@@ -61,8 +61,13 @@ class Run:
 
 def _layout(spec: ExerciseSpec, sizes: dict[str, int]) -> list[dict[str, Any]]:
     return [
-        {"name": item.name, "shape": list(item.concrete_shape(sizes)), "dtype": item.dtype,
-         "dist": item.dist, "scale": item.scale}
+        {
+            "name": item.name,
+            "shape": list(item.concrete_shape(sizes)),
+            "dtype": item.dtype,
+            "dist": item.dist,
+            "scale": item.scale,
+        }
         for item in spec.inputs
     ]
 
@@ -73,15 +78,25 @@ def _describe_failure(message: dict[str, Any], where: str) -> tuple[str, str]:
     if op == "rejected":
         return "rejected", f"{message['reason'].capitalize()}. Fix it and resubmit."
     if op == "exited":
-        return "error", (f"Your code called exit() (code {message.get('code')}) {where} "
-                         "instead of returning a result. Remove the exit call and resubmit.")
-    kind, text, line = message.get("type", "Exception"), message.get("message", ""), \
-        message.get("line")
+        return "error", (
+            f"Your code called exit() (code {message.get('code')}) {where} "
+            "instead of returning a result. Remove the exit call and resubmit."
+        )
+    kind, text, line = (
+        message.get("type", "Exception"),
+        message.get("message", ""),
+        message.get("line"),
+    )
     at = f" at line {line}" if line else ""
-    if kind in ("MemoryError", "OutOfMemoryError") or "out of memory" in text.lower() or \
-            "can't allocate memory" in text.lower():
-        return "error", (f"Your code ran out of memory{at} {where}: {kind}: {text[:300]}. "
-                         "Avoid large temporary tensors and resubmit.")
+    if (
+        kind in ("MemoryError", "OutOfMemoryError")
+        or "out of memory" in text.lower()
+        or "can't allocate memory" in text.lower()
+    ):
+        return "error", (
+            f"Your code ran out of memory{at} {where}: {kind}: {text[:300]}. "
+            "Avoid large temporary tensors and resubmit."
+        )
     return "error", f"Your code raised {kind}{at} {where}: {text[:500]}; fix it and resubmit."
 
 
@@ -96,44 +111,69 @@ class Grader:
             message = run.session.receive(run.deadline)
         except ChannelTimeout:
             limit = getattr(self.spec.limits, budget_name)
-            raise Outcome("timeout", f"Your code did not finish {where} within the {limit:g} s "
-                          f"limit. Look for infinite loops or very slow Python loops over "
-                          f"elements, then resubmit.") from None
+            raise Outcome(
+                "timeout",
+                f"Your code did not finish {where} within the {limit:g} s "
+                f"limit. Look for infinite loops or very slow Python loops over "
+                f"elements, then resubmit.",
+            ) from None
         except ChannelClosed:
             raise self._died(run, where) from None
         except ChannelCorrupt as exc:
-            raise Outcome("error", "Your code wrote to the grader's private channel "
-                          f"({exc}); do not write to file descriptors you did not open.") from None
+            raise Outcome(
+                "error",
+                "Your code wrote to the grader's private channel "
+                f"({exc}); do not write to file descriptors you did not open.",
+            ) from None
         if message["op"] in expect:
             return message
         if message["op"] in ("raised", "exited", "rejected"):
             verdict, text = _describe_failure(message, where)
             raise Outcome(verdict, text, traceback=message.get("traceback"))
-        raise Outcome("error", f"Unexpected message {message['op']!r} from the sandbox {where}; "
-                      "do not write to file descriptors you did not open.")
+        raise Outcome(
+            "error",
+            f"Unexpected message {message['op']!r} from the sandbox {where}; "
+            "do not write to file descriptors you did not open.",
+        )
 
     def _died(self, run: Run, where: str) -> Outcome:
         process = run.session.process
         code = process.wait(timeout=5)
         if process.oom_killed():
-            return Outcome("error", f"Your code ran out of memory {where} (limit "
-                           f"{self.spec.limits.memory_mb} MiB) and was killed.")
+            return Outcome(
+                "error",
+                f"Your code ran out of memory {where} (limit "
+                f"{self.spec.limits.memory_mb} MiB) and was killed.",
+            )
         if code is not None and code > 128:
             code = -(code - 128)  # bwrap reports a child killed by signal N as 128+N
         if code == 0:
-            return Outcome("error", f"Your program exited (status 0) {where} before returning "
-                           "a result. Do not call exit(), sys.exit() or os._exit(); return "
-                           "the result from your function.")
+            return Outcome(
+                "error",
+                f"Your program exited (status 0) {where} before returning "
+                "a result. Do not call exit(), sys.exit() or os._exit(); return "
+                "the result from your function.",
+            )
         if code is not None and code < 0:
             import signal
 
             name = signal.Signals(-code).name if -code in signal.valid_signals() else str(-code)
-            hint = {"SIGKILL": " (often: out of memory)", "SIGXCPU": " (CPU time limit)",
-                    "SIGSEGV": " (invalid memory access)", "SIGXFSZ": " (file size limit)"}
-            return Outcome("error", f"Your program was killed by {name}{hint.get(name, '')} "
-                           f"{where}. Fix it and resubmit.")
-        return Outcome("error", f"Your program exited with status {code} {where} before "
-                       "returning a result. Fix it and resubmit.")
+            hint = {
+                "SIGKILL": " (often: out of memory)",
+                "SIGXCPU": " (CPU time limit)",
+                "SIGSEGV": " (invalid memory access)",
+                "SIGXFSZ": " (file size limit)",
+            }
+            return Outcome(
+                "error",
+                f"Your program was killed by {name}{hint.get(name, '')} "
+                f"{where}. Fix it and resubmit.",
+            )
+        return Outcome(
+            "error",
+            f"Your program exited with status {code} {where} before "
+            "returning a result. Fix it and resubmit.",
+        )
 
     def _load_saved(self, run: Run, name: str) -> dict[str, Any]:
         """Read a file the sandbox wrote, defensively: it may be a symlink, FIFO or huge."""
@@ -141,14 +181,20 @@ class Grader:
         try:
             fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
         except OSError as exc:
-            raise Outcome("error", f"The output file could not be read ({exc.strerror}); "
-                          "do not touch the grader's files.") from None
+            raise Outcome(
+                "error",
+                f"The output file could not be read ({exc.strerror}); "
+                "do not touch the grader's files.",
+            ) from None
         try:
             info = os.fstat(fd)
             cap = self.spec.limits.output_mb * 1024 * 1024
             if not stat.S_ISREG(info.st_mode) or info.st_size > cap:
-                raise Outcome("wrong", f"Your output is larger than {self.spec.limits.output_mb}"
-                              " MiB (or not a regular file); return only the result tensor.")
+                raise Outcome(
+                    "wrong",
+                    f"Your output is larger than {self.spec.limits.output_mb}"
+                    " MiB (or not a regular file); return only the result tensor.",
+                )
             with os.fdopen(os.dup(fd), "rb") as handle:
                 data = handle.read(cap + 1)
         finally:
@@ -156,8 +202,11 @@ class Grader:
         try:
             payload = torch.load(io.BytesIO(data), weights_only=True, map_location="cpu")
         except Exception as exc:
-            raise Outcome("wrong", f"Your output could not be read safely ({type(exc).__name__})"
-                          "; return a plain torch.Tensor.") from None
+            raise Outcome(
+                "wrong",
+                f"Your output could not be read safely ({type(exc).__name__})"
+                "; return a plain torch.Tensor.",
+            ) from None
         if not isinstance(payload, dict):
             raise Outcome("wrong", "The output file was replaced; do not touch grader files.")
         return payload
@@ -170,8 +219,15 @@ class Grader:
             raise GraderError("the reference did not return a tensor")
         return originals, expected
 
-    def _call(self, run: Run, layout: list[dict[str, Any]], seed: int, flush: bool,
-              where: str, budget: str) -> tuple[dict[str, Any], float]:
+    def _call(
+        self,
+        run: Run,
+        layout: list[dict[str, Any]],
+        seed: int,
+        flush: bool,
+        where: str,
+        budget: str,
+    ) -> tuple[dict[str, Any], float]:
         began = time.monotonic()
         try:
             run.session.send("call", layout=layout, seed=seed, flush=flush)
@@ -180,8 +236,15 @@ class Grader:
         done = self._receive(run, ("done",), where, budget)
         return done, time.monotonic() - began
 
-    def _verify(self, run: Run, layout: list[dict[str, Any]], seed: int, meta: dict[str, Any],
-                where: str, budget: str) -> correctness.Comparison:
+    def _verify(
+        self,
+        run: Run,
+        layout: list[dict[str, Any]],
+        seed: int,
+        meta: dict[str, Any],
+        where: str,
+        budget: str,
+    ) -> correctness.Comparison:
         originals, expected = self._expected(layout, seed)
         described = correctness.check_description(meta, expected, self.device)
         if not described.passed:
@@ -198,15 +261,23 @@ class Grader:
         tol = correctness.tolerance_for(expected.dtype, self.spec.tolerance)
         result = correctness.compare(got, expected, tol)
         if not result.passed:
-            raise Outcome("wrong", f"Wrong result {where}: {result.message}",
-                          comparison=result, problem=result.problem)
+            raise Outcome(
+                "wrong",
+                f"Wrong result {where}: {result.message}",
+                comparison=result,
+                problem=result.problem,
+            )
         if not self.spec.allow_input_mutation:
             names = [item["name"] for item in layout]
             changed = correctness.mutated_input(originals, payload.get("inputs", {}), names)
             if changed:
-                raise Outcome("wrong", f"Your function modified its input `{changed}` {where}. "
-                              "Inputs are read-only: write the result to a new tensor.",
-                              comparison=result, problem="mutation")
+                raise Outcome(
+                    "wrong",
+                    f"Your function modified its input `{changed}` {where}. "
+                    "Inputs are read-only: write the result to a new tensor.",
+                    comparison=result,
+                    problem="mutation",
+                )
         return result
 
     # ------------------------------------------------------------------ phases
@@ -218,8 +289,9 @@ class Grader:
         except (ChannelClosed, ChannelTimeout, ChannelCorrupt) as exc:
             # No student code has run yet, so this is the grader's (or the host's) fault.
             stderr = run.session.process.stderr.text(tail=3000)
-            raise GraderError(f"the sandbox did not start ({type(exc).__name__}): {stderr}") \
-                from None
+            raise GraderError(
+                f"the sandbox did not start ({type(exc).__name__}): {stderr}"
+            ) from None
         if hello.get("op") != "hello":
             raise GraderError(f"unexpected first message from the harness: {hello}")
         run.session.process.adopt_into_cgroup()
@@ -271,8 +343,9 @@ class Grader:
             pick = secrets.randbelow(1000) < _SAMPLE_PROBABILITY * 1000
             if stop or (pick and verified < policy.verified_samples - 1):
                 verified += 1
-                self._verify(run, layout, seed, done["out"],
-                             f"{where}, timed call {len(times)}", "timed_s")
+                self._verify(
+                    run, layout, seed, done["out"], f"{where}, timed call {len(times)}", "timed_s"
+                )
             else:
                 run.session.send("drop")
             if stop:
@@ -282,8 +355,7 @@ class Grader:
             run.flags.append("timing_inconsistent")
         run.timings["timing_s"] = time.monotonic() - began
         run.correctness["timed_calls_verified"] = verified
-        return {"summary": summary, "sizes": sizes, "claimed_s": claimed,
-                "observed_s": observed}
+        return {"summary": summary, "sizes": sizes, "claimed_s": claimed, "observed_s": observed}
 
     def profile(self, run: Run) -> list[dict[str, Any]] | None:
         run.deadline = time.monotonic() + 30
@@ -305,8 +377,9 @@ def _comparison_fields(result: correctness.Comparison | None) -> dict[str, Any]:
     }
 
 
-def _start_session(spec: ExerciseSpec, device: str, slot: int, scratch: sandbox.Scratch,
-                   text: str) -> HarnessSession:
+def _start_session(
+    spec: ExerciseSpec, device: str, slot: int, scratch: sandbox.Scratch, text: str
+) -> HarnessSession:
     submission = scratch.inbox / "submission.py"
     submission.write_text(text, encoding="utf-8")
     os.chmod(submission, 0o644)
@@ -325,9 +398,13 @@ def _start_session(spec: ExerciseSpec, device: str, slot: int, scratch: sandbox.
     job_path = scratch.inbox / "job.json"
     job_path.write_text(json.dumps(job))
     os.chmod(job_path, 0o644)
-    command = [sys.executable, "-I", "-c",
-               f"import sys; sys.path.insert(0, {where.grader_root!r}); "
-               f"from harness.main import main; main({where.scratch + '/in/job.json'!r})"]
+    command = [
+        sys.executable,
+        "-I",
+        "-c",
+        f"import sys; sys.path.insert(0, {where.grader_root!r}); "
+        f"from harness.main import main; main({where.scratch + '/in/job.json'!r})",
+    ]
     limits = sandbox.SandboxLimits(
         cpu_s=int(spec.limits.setup_s + spec.limits.timed_s + 60),
         memory_mb=spec.limits.memory_mb,
@@ -335,8 +412,13 @@ def _start_session(spec: ExerciseSpec, device: str, slot: int, scratch: sandbox.
     )
     try:
         process = sandbox.start(
-            command, scratch=scratch.root, grader_root=GRADER_ROOT, device=device, slot=slot,
-            limits=limits, env=sandbox.sandbox_env(where.scratch, device),
+            command,
+            scratch=scratch.root,
+            grader_root=GRADER_ROOT,
+            device=device,
+            slot=slot,
+            limits=limits,
+            env=sandbox.sandbox_env(where.scratch, device),
             pass_fds=(results_w, control_r),
         )
     finally:
@@ -358,8 +440,14 @@ def _flush_bytes() -> int:
     return max(64 << 20, 2 * largest)
 
 
-def grade(spec: ExerciseSpec, source: str | bytes, device: str | None = None, *,
-          slot: int = 0, profile: bool = True) -> dict[str, Any]:
+def grade(
+    spec: ExerciseSpec,
+    source: str | bytes,
+    device: str | None = None,
+    *,
+    slot: int = 0,
+    profile: bool = True,
+) -> dict[str, Any]:
     """Grade ``source`` against ``spec`` on ``device``; see the module docstring."""
     device = device or spec.devices[0]
     if device not in spec.devices:

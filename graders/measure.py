@@ -34,7 +34,9 @@ def summarize(times_s: list[float]) -> Summary:
     return Summary(median, q3 - q1, cv, len(ordered))
 
 
-def should_stop(times_s: list[float], policy: TimingPolicy, spent_s: float, budget_s: float) -> bool:
+def should_stop(
+    times_s: list[float], policy: TimingPolicy, spent_s: float, budget_s: float
+) -> bool:
     """Stop once the spread is small enough, at max_runs, or when the budget is nearly spent.
 
     ``budget_s`` is the phase's hard limit; we stop early at 80% of it (keeping the

@@ -46,8 +46,11 @@ class ReportBuilder:
             "runs": summary.runs,
             "sizes": sizes,
             **roofline.figures(
-                float(self.spec.cost_bytes(sizes)), float(self.spec.cost_flops(sizes)),
-                summary.median_s, peaks.get("gbps"), peaks.get("flops_per_s"),
+                float(self.spec.cost_bytes(sizes)),
+                float(self.spec.cost_flops(sizes)),
+                summary.median_s,
+                peaks.get("gbps"),
+                peaks.get("flops_per_s"),
             ),
             "speedup_vs_naive": timed.get("speedup_vs_naive"),
             "relative_to_reference": timed.get("relative_to_reference"),
@@ -65,9 +68,10 @@ class ReportBuilder:
         curve = self.spec.scoring.curves.get(self.device)
         if curve is None or self.performance is None:
             return 0.0, None, None
-        key = {"fraction_of_peak_bandwidth": "fraction_of_peak",
-               "fraction_of_peak_flops": "fraction_of_peak_flops"}.get(curve.measure,
-                                                                        curve.measure)
+        key = {
+            "fraction_of_peak_bandwidth": "fraction_of_peak",
+            "fraction_of_peak_flops": "fraction_of_peak_flops",
+        }.get(curve.measure, curve.measure)
         value = self.performance.get(key)
         if self.flags:  # an untrustworthy figure earns nothing
             return 0.0, curve.measure, value
@@ -79,25 +83,41 @@ class ReportBuilder:
         score = 0.0
         correctness: dict[str, Any] | None = None
         if verdict != "rejected" and (self.correctness or verdict in ("wrong", "correct")):
-            correctness = {"passed": verdict == "correct", "trials": 0, "max_abs_err": None,
-                           "max_rel_err": None, "mismatch_fraction": None,
-                           "first_mismatch": None, **self.correctness}
+            correctness = {
+                "passed": verdict == "correct",
+                "trials": 0,
+                "max_abs_err": None,
+                "max_rel_err": None,
+                "mismatch_fraction": None,
+                "first_mismatch": None,
+                **self.correctness,
+            }
             correctness["passed"] = verdict == "correct"
         performance = self.performance if verdict == "correct" else None
         if verdict == "correct":
             points, measure, value = self._performance_points()
             score = spec.scoring.correctness_points + points
             assert performance is not None
-            performance = {**performance, "points": points, "measure": measure,
-                           "measure_value": value}
+            performance = {
+                **performance,
+                "points": points,
+                "measure": measure,
+                "measure_value": value,
+            }
             if self.flags:
-                message = ("Your result is correct, but the timing could not be trusted ("
-                           + ", ".join(self.flags) + "), so no performance points were given.")
+                message = (
+                    "Your result is correct, but the timing could not be trusted ("
+                    + ", ".join(self.flags)
+                    + "), so no performance points were given."
+                )
         peak = None
         if self.peaks:
-            peak = {"gbps": self.peaks.get("gbps"), "flops_per_s": self.peaks.get("flops_per_s"),
-                    "method": self.peaks.get("method"),
-                    "datasheet_gbps": self.peaks.get("datasheet_gbps")}
+            peak = {
+                "gbps": self.peaks.get("gbps"),
+                "flops_per_s": self.peaks.get("flops_per_s"),
+                "method": self.peaks.get("method"),
+                "datasheet_gbps": self.peaks.get("datasheet_gbps"),
+            }
         return {
             "exercise": spec.slug,
             "exercise_hash": spec.content_hash,
@@ -112,8 +132,14 @@ class ReportBuilder:
             "peak": peak,
             "profile": self.profile if verdict == "correct" else None,
             "device": {"kind": self.device, "name": self.device_name},
-            "timings": {"sandbox_start_s": None, "setup_s": None, "check_s": None,
-                        "timing_s": None, **self.timings, "total_s": total_s},
+            "timings": {
+                "sandbox_start_s": None,
+                "setup_s": None,
+                "check_s": None,
+                "timing_s": None,
+                **self.timings,
+                "total_s": total_s,
+            },
             "stderr": (self.stderr or "")[-_STDERR_TAIL:] or None,
             "stdout": (self.stdout or "")[-2000:] or None,
             "traceback": self.traceback,
@@ -123,14 +149,29 @@ class ReportBuilder:
 def grader_failure(slug: str, max_score: float, device: str, message: str) -> dict[str, Any]:
     """The report to store when the grader itself broke (not the student's fault)."""
     return {
-        "exercise": slug, "exercise_hash": None, "verdict": "error",
+        "exercise": slug,
+        "exercise_hash": None,
+        "verdict": "error",
         "message": f"The grader failed, not your code: {message}. This attempt is not counted.",
-        "gradable": False, "score": 0.0, "max_score": max_score, "flags": ["grader_error"],
-        "correctness": None, "performance": None, "peak": None, "profile": None,
+        "gradable": False,
+        "score": 0.0,
+        "max_score": max_score,
+        "flags": ["grader_error"],
+        "correctness": None,
+        "performance": None,
+        "peak": None,
+        "profile": None,
         "device": {"kind": device, "name": None},
-        "timings": {"sandbox_start_s": None, "setup_s": None, "check_s": None,
-                    "timing_s": None, "total_s": None},
-        "stderr": None, "stdout": None, "traceback": None,
+        "timings": {
+            "sandbox_start_s": None,
+            "setup_s": None,
+            "check_s": None,
+            "timing_s": None,
+            "total_s": None,
+        },
+        "stderr": None,
+        "stdout": None,
+        "traceback": None,
     }
 
 
@@ -143,8 +184,13 @@ def schema() -> dict[str, Any]:
 
 
 _TYPES: dict[str, tuple[type, ...]] = {
-    "object": (dict,), "array": (list,), "string": (str,), "boolean": (bool,),
-    "integer": (int,), "number": (int, float), "null": (type(None),),
+    "object": (dict,),
+    "array": (list,),
+    "string": (str,),
+    "boolean": (bool,),
+    "integer": (int,),
+    "number": (int, float),
+    "null": (type(None),),
 }
 
 

@@ -7,8 +7,9 @@ from typing import Any
 IMPLAUSIBLE_FACTOR = 1.5  # above 1.5x the measured peak, the timing cannot be trusted
 
 
-def figures(nbytes: float, flops: float, median_s: float, peak_gbps: float | None,
-            peak_flops: float | None) -> dict[str, Any]:
+def figures(
+    nbytes: float, flops: float, median_s: float, peak_gbps: float | None, peak_flops: float | None
+) -> dict[str, Any]:
     achieved_gbps = nbytes / median_s / 1e9 if median_s > 0 else None
     achieved_flops = flops / median_s if median_s > 0 else None
     memory_bound_s = nbytes / (peak_gbps * 1e9) if peak_gbps else None

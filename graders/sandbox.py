@@ -25,7 +25,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-import pwd
 import resource
 import shutil
 import signal
@@ -443,13 +442,11 @@ def start(
     if core is not None and taskset:
         wrapper += [taskset, "-c", str(core)]
     rlimits = _rlimits(device, limits)
-    if limits.memory_mb and device == "cpu" and current != "none":
-        # Under RLIMIT_AS a cgroup is redundant; when one is available use it instead.
-        pass
     cgroup = None
     if current == "root":
-        cgroup = MemoryCgroup.create(f"grader-{slot}-{os.getpid()}-{time.monotonic_ns()}",
-                                     limits.memory_mb)
+        cgroup = MemoryCgroup.create(
+            f"grader-{slot}-{os.getpid()}-{time.monotonic_ns()}", limits.memory_mb
+        )
         if cgroup is not None:
             rlimits.pop(resource.RLIMIT_AS, None)
     prlimit = shutil.which("prlimit")
@@ -497,9 +494,3 @@ def start(
     process = SandboxedProcess(popen, cgroup, time.monotonic())
     process.adopt_into_cgroup()
     return process
-
-
-def current_user_name() -> str:
-    with contextlib.suppress(KeyError):
-        return pwd.getpwuid(os.geteuid()).pw_name
-    return str(os.geteuid())

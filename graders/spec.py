@@ -302,8 +302,10 @@ def _validate_formulas(
 ) -> None:
     """Evaluate every formula on every size now, so a typo fails at load, not mid-grading."""
     for device, plan in sizes.items():
-        for label, size in [*((f"check[{i}]", s) for i, s in enumerate(plan.check)),
-                            ("timed", plan.timed)]:
+        for label, size in [
+            *((f"check[{i}]", s) for i, s in enumerate(plan.check)),
+            ("timed", plan.timed),
+        ]:
             for where, formula in formulas.items():
                 try:
                     value = formula(size)
@@ -374,8 +376,11 @@ def _parse_timing(table: _Table) -> TimingPolicy:
 def _content_hash(folder: Path) -> str:
     digest = hashlib.sha256()
     files = sorted(
-        (p for p in folder.rglob("*") if p.is_file() and not set(p.parts) & set(_IGNORED_PARTS)
-         and p.suffix != ".pyc"),
+        (
+            p
+            for p in folder.rglob("*")
+            if p.is_file() and not set(p.parts) & set(_IGNORED_PARTS) and p.suffix != ".pyc"
+        ),
         key=lambda p: p.relative_to(folder).as_posix(),
     )
     for path in files:
@@ -400,10 +405,23 @@ def load_exercise(folder: Path | str) -> ExerciseSpec:
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise SpecError(f"{file}: not valid TOML: {exc}") from None
     top = _Table(raw, "", file)
-    top.only((
-        "slug", "title", "entry", "signature", "devices", "inputs", "sizes", "cost",
-        "tolerance", "scoring", "limits", "timing", "correctness",
-    ))
+    top.only(
+        (
+            "slug",
+            "title",
+            "entry",
+            "signature",
+            "devices",
+            "inputs",
+            "sizes",
+            "cost",
+            "tolerance",
+            "scoring",
+            "limits",
+            "timing",
+            "correctness",
+        )
+    )
 
     slug = top.get("slug", str)
     if slug != folder.name:
@@ -493,6 +511,11 @@ def default_root() -> Path:
 def find_exercise(slug: str, root: Path | str | None = None) -> ExerciseSpec:
     """Find an exercise by slug; raises LookupError when no folder has that slug."""
     root = Path(root) if root is not None else default_root()
+    # Fast path: folders are named after their slug, so load just that one when present.
+    for toml in sorted(root.glob(f"*/{slug}/exercise.toml")):
+        spec = load_exercise(toml.parent)
+        if spec.slug == slug:
+            return spec
     for spec in iter_exercises(root):
         if spec.slug == slug:
             return spec

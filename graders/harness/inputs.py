@@ -28,7 +28,9 @@ DTYPES: dict[str, torch.dtype] = {
 
 def allocate(layout: list[dict[str, Any]], device: str) -> list[torch.Tensor]:
     """One empty buffer per input; ``layout`` items carry name, shape, dtype, dist, scale."""
-    return [torch.empty(item["shape"], dtype=DTYPES[item["dtype"]], device=device) for item in layout]
+    return [
+        torch.empty(item["shape"], dtype=DTYPES[item["dtype"]], device=device) for item in layout
+    ]
 
 
 def fill_(tensors: list[torch.Tensor], layout: list[dict[str, Any]], seed: int) -> None:

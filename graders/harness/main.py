@@ -167,8 +167,12 @@ def main(job_path: str) -> None:
             channel.send("done", ns=elapsed, overhead_ns=overhead, out=_describe_output(output))
         elif op == "save":
             began = _now()
-            saved = {name: t.detach().to("cpu").clone() for name, t in
-                     zip((item["name"] for item in command["layout"]), buffers, strict=True)}
+            saved = {
+                name: t.detach().to("cpu").clone()
+                for name, t in zip(
+                    (item["name"] for item in command["layout"]), buffers, strict=True
+                )
+            }
             payload = {"inputs": saved}
             if type(output) is torch.Tensor:
                 # clone(): a view must not drag its whole (maybe huge) storage along.
@@ -201,8 +205,13 @@ def _profile(function: Any, buffers: list[Any], top: int) -> list[dict[str, Any]
     rows = []
     for event in prof.key_averages():
         self_us = event.self_device_time_total if cuda else event.self_cpu_time_total
-        rows.append({"name": event.key[:120], "calls": int(event.count),
-                     "self_time_s": float(self_us) / 1e6})
+        rows.append(
+            {
+                "name": event.key[:120],
+                "calls": int(event.count),
+                "self_time_s": float(self_us) / 1e6,
+            }
+        )
     rows.sort(key=lambda row: row["self_time_s"], reverse=True)
     return rows[:top]
 

@@ -1,0 +1,98 @@
+"""Pure functions: statistics, roofline, scoring curve, correctness, schema validator."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from graders import correctness, measure, report, roofline
+from graders.spec import Curve, TimingPolicy, Tolerance
+
+
+def test_summary_statistics() -> None:
+    summary = measure.summarize([1.0, 2.0, 3.0, 4.0, 100.0])
+    assert summary.median_s == 3.0
+    assert summary.runs == 5
+    assert summary.iqr_s == pytest.approx(2.0)
+    assert summary.cv > 1
+
+
+def test_stopping_rule() -> None:
+    policy = TimingPolicy(min_runs=3, max_runs=6, target_rel_iqr=0.05)
+    assert not measure.should_stop([1.0, 1.0], policy, 0.1, 30)
+    assert measure.should_stop([1.0, 1.0, 1.0], policy, 0.1, 30)
+    assert not measure.should_stop([1.0, 2.0, 3.0], policy, 0.1, 30)
+    assert measure.should_stop([1.0, 2.0, 3.0] * 2, policy, 0.1, 30)
+    assert measure.should_stop([1.0, 2.0], policy, 25.0, 30)  # budget nearly spent
+
+
+def test_roofline_memory_bound() -> None:
+    perf = roofline.figures(nbytes=12e9, flops=1e9, median_s=1.0, peak_gbps=20.0, peak_flops=1e11)
+    assert perf["achieved_gbps"] == pytest.approx(12.0)
+    assert perf["fraction_of_peak"] == pytest.approx(0.6)
+    assert perf["roof"] == "memory"
+    assert perf["roofline_bound_s"] == pytest.approx(0.6)
+    assert perf["arithmetic_intensity"] == pytest.approx(1 / 12)
+    assert not roofline.implausible(perf)
+
+
+def test_roofline_compute_bound_and_implausible() -> None:
+    perf = roofline.figures(nbytes=1e6, flops=1e12, median_s=1.0, peak_gbps=20.0, peak_flops=1e11)
+    assert perf["roof"] == "compute"
+    assert roofline.implausible(perf)  # 10x faster than the compute roof allows
+
+
+def test_curve_points() -> None:
+    curve = Curve("fraction_of_peak_bandwidth", full_at=0.6, zero_at=0.1)
+    assert curve.points(0.05, 4) == 0
+    assert curve.points(0.35, 4) == pytest.approx(2)
+    assert curve.points(0.9, 4) == 4
+    assert curve.points(None, 4) == 0
+
+
+def test_compare_reports_first_mismatch() -> None:
+    expected = torch.zeros(2, 3)
+    got = expected.clone()
+    got[1, 2] = 5.0
+    result = correctness.compare(got, expected, Tolerance(1e-6, 1e-5))
+    assert not result.passed
+    assert result.first_mismatch == {"index": [1, 2], "got": 5.0, "expected": 0.0}
+    assert result.mismatch_fraction == pytest.approx(1 / 6)
+    assert result.max_abs_err == 5.0
+
+
+def test_compare_nan_matches_nan_only() -> None:
+    expected = torch.tensor([float("nan"), 1.0])
+    assert correctness.compare(expected.clone(), expected, Tolerance(0, 0)).passed
+    result = correctness.compare(torch.tensor([0.0, 1.0]), expected, Tolerance(0, 0))
+    assert not result.passed
+    assert result.first_mismatch["expected"] == "nan"
+
+
+def test_description_checks() -> None:
+    expected = torch.zeros(4)
+    ok = {"type": "Tensor", "shape": [4], "dtype": "float32", "device": "cpu"}
+    assert correctness.check_description(ok, expected, "cpu").passed
+    assert (
+        correctness.check_description({**ok, "dtype": "float16"}, expected, "cpu").problem
+        == "dtype"
+    )
+    assert (
+        correctness.check_description({**ok, "device": "cpu"}, expected, "cuda").problem == "device"
+    )
+    assert correctness.check_description({"type": "list"}, expected, "cpu").problem == "type"
+
+
+def test_mutation_detected() -> None:
+    a = torch.ones(3)
+    assert correctness.mutated_input([a], {"a": a.clone()}, ["a"]) is None
+    assert correctness.mutated_input([a], {"a": a * 2}, ["a"]) == "a"
+
+
+def test_validator_catches_bad_reports() -> None:
+    good = report.grader_failure("x", 10, "cpu", "boom")
+    assert report.validate(good) == []
+    assert report.validate({**good, "verdict": "maybe"})
+    bad = dict(good)
+    del bad["timings"]
+    assert any("timings" in e for e in report.validate(bad))
