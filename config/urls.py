@@ -2,6 +2,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path, re_path
 
+from courseware.quizzes import urls as quiz_urls
 from courseware.submissions import api, views
 
 # API routes answer with or without a trailing slash.
@@ -13,12 +14,14 @@ api_v1 = [
         name="api-submission-detail",
     ),
     re_path(r"^exercises/?$", api.exercises_collection, name="api-exercises"),
+    *quiz_urls.api_urls,
 ]
 
 urlpatterns = [
     path("", views.home, name="home"),
     path("exercises/<slug:slug>/", views.exercise_detail, name="exercise-detail"),
     path("submissions/<int:submission_id>/", views.submission_detail, name="submission-detail"),
+    path("quizzes/", include(quiz_urls.page_urls)),
     path("login/", auth_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("i18n/", include("django.conf.urls.i18n")),

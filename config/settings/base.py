@@ -47,6 +47,7 @@ INSTALLED_APPS = [
     "courseware.courses",
     "courseware.submissions",
     "courseware.authoring",
+    "courseware.quizzes",
 ]
 
 MIDDLEWARE = [

@@ -1,0 +1,94 @@
+"""Units a numeric answer may carry, and how they convert.
+
+Each unit belongs to one dimension and has a factor to that dimension's base unit (seconds,
+bytes, bytes per second, FLOPs, FLOP/s, FLOP per byte, plain ratio). A question declares the
+unit its answer is expressed in; a student may write any unit of the same dimension.
+Byte prefixes are decimal (1 GB = 1e9 B), as on GPU datasheets; KiB/MiB/GiB are binary.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Unit:
+    dimension: str
+    factor: float  # multiply a value in this unit by it to get the dimension's base unit
+
+
+# Names students will understand in a message ("a size", "a time").
+DIMENSION_NAMES = {
+    "time": "a time (s, ms, us, ns)",
+    "bytes": "a size (B, KB, MB, GB, TB)",
+    "bandwidth": "a bandwidth (GB/s, TB/s)",
+    "flop": "a count of operations (FLOP, MFLOP, GFLOP)",
+    "flop_rate": "a compute rate (TFLOP/s, TFLOPS)",
+    "intensity": "an arithmetic intensity (FLOP/B)",
+    "ratio": "a ratio (%, x)",
+}
+
+_DECIMAL = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
+_BINARY = {"Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40}
+_SMALL = {"": 1.0, "m": 1e-3, "u": 1e-6, "μ": 1e-6, "n": 1e-9}
+
+
+def _table() -> dict[str, Unit]:
+    units: dict[str, Unit] = {}
+    for prefix, factor in _SMALL.items():
+        units[prefix + "s"] = Unit("time", factor)
+    units.update(
+        {
+            "sec": Unit("time", 1.0),
+            "秒": Unit("time", 1.0),
+            "毫秒": Unit("time", 1e-3),
+            "微秒": Unit("time", 1e-6),
+            "纳秒": Unit("time", 1e-9),
+        }
+    )
+    for prefix, factor in {**_DECIMAL, **_BINARY}.items():
+        units[prefix + "B"] = Unit("bytes", factor)
+        units[prefix + "B/s"] = Unit("bandwidth", factor)
+    for word in ("byte", "bytes", "Byte", "Bytes"):
+        units[word] = Unit("bytes", 1.0)
+        units[word + "/s"] = Unit("bandwidth", 1.0)
+    units["%"] = Unit("ratio", 0.01)
+    units["x"] = Unit("ratio", 1.0)
+    units["×"] = Unit("ratio", 1.0)
+    return units
+
+
+_UNITS = _table()
+# FLOP spellings are matched case-insensitively: "TFLOPS", "tflop/s", "MFLOPs", "flop/byte".
+_FLOP = re.compile(r"^(?P<prefix>[kmgtp]?)flop(?P<s>s?)(?P<per>/s|/b|/byte)?$", re.IGNORECASE)
+
+
+def lookup(text: str, *, expected: str | None = None) -> Unit | None:
+    """The unit spelled `text`, or None. "FLOPS" is both a count and a rate in common use,
+    so the question's own dimension decides between the two."""
+    unit = _UNITS.get(text)
+    if unit is not None:
+        return unit
+    match = _FLOP.match(text)
+    if match is None:
+        return None
+    prefix = match["prefix"]
+    # "m" in a FLOP count means mega (MFLOP), never milli.
+    factor = _DECIMAL[prefix.upper() if prefix not in ("k",) else "k"]
+    per = (match["per"] or "").lower()
+    if per == "/s":
+        return Unit("flop_rate", factor)
+    if per in ("/b", "/byte"):
+        return Unit("intensity", factor)
+    if match["s"] and expected == "flop_rate":
+        return Unit("flop_rate", factor)
+    return Unit("flop", factor)
+
+
+def declared(text: str) -> Unit:
+    """The unit a question declares; KeyError when it is not one we know."""
+    unit = lookup(text)
+    if unit is None:
+        raise KeyError(text)
+    return unit

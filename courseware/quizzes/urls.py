@@ -1,0 +1,27 @@
+"""Routes: pages under /quizzes/, API under /api/v1/quizzes (with or without trailing slash)."""
+
+from django.urls import path, re_path
+
+from courseware.quizzes import api, views
+
+_SLUG = r"(?P<slug>[-a-zA-Z0-9_]+)"
+_KEY = r"(?P<key>[-a-zA-Z0-9_]+)"
+
+page_urls = [
+    path("", views.quiz_list, name="quiz-list"),
+    path("<slug:slug>/", views.quiz_detail, name="quiz-detail"),
+]
+
+api_urls = [
+    re_path(r"^quizzes/?$", api.quizzes_collection, name="api-quizzes"),
+    re_path(rf"^quizzes/{_SLUG}/?$", api.quiz_detail, name="api-quiz-detail"),
+    re_path(rf"^quizzes/{_SLUG}/scores/?$", api.quiz_scores, name="api-quiz-scores"),
+    re_path(
+        rf"^quizzes/{_SLUG}/questions/{_KEY}/?$", api.question_detail, name="api-quiz-question"
+    ),
+    re_path(
+        rf"^quizzes/{_SLUG}/questions/{_KEY}/attempts/?$",
+        api.attempts_collection,
+        name="api-quiz-attempts",
+    ),
+]
