@@ -3,7 +3,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path, re_path
 
 from courseware.quizzes import urls as quiz_urls
-from courseware.submissions import api, views
+from courseware.submissions import api, review_views, views
 
 # API routes answer with or without a trailing slash.
 api_v1 = [
@@ -20,7 +20,24 @@ api_v1 = [
 urlpatterns = [
     path("", views.home, name="home"),
     path("exercises/<slug:slug>/", views.exercise_detail, name="exercise-detail"),
+    path(
+        "exercises/<slug:slug>/release.ipynb", views.notebook_release, name="notebook-release"
+    ),
     path("submissions/<int:submission_id>/", views.submission_detail, name="submission-detail"),
+    path("review/", review_views.review_queue, name="review-queue"),
+    path(
+        "submissions/<int:submission_id>/manual-grade",
+        review_views.manual_grade,
+        name="submission-manual-grade",
+    ),
+    path(
+        "submissions/<int:submission_id>/override",
+        review_views.override,
+        name="submission-override",
+    ),
+    path(
+        "submissions/<int:submission_id>/regrade", review_views.regrade, name="submission-regrade"
+    ),
     path("quizzes/", include(quiz_urls.page_urls)),
     path("login/", auth_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),

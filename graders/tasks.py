@@ -11,6 +11,7 @@ import socket
 import time
 import traceback
 from pathlib import Path
+from typing import Any
 
 from celery import shared_task
 from celery.exceptions import SoftTimeLimitExceeded
@@ -36,9 +37,11 @@ def grade_submission(self, submission_id: int) -> None:  # type: ignore[no-untyp
         logger.info("Submission %s is not queued (already taken or gone); skipping", submission_id)
         return
     started = time.monotonic()
+    folder = Path(settings.GRADERS_EXERCISES_ROOT) / submission.item.source_path
     try:
-        spec = load_exercise(Path(settings.GRADERS_EXERCISES_ROOT) / submission.item.source_path)
-        report = grade(spec, submission.source, device=submission.device_kind)
+        content_hash, report = _grade(
+            submission.kind, folder, submission.source, submission.device_kind
+        )
     except (
         GraderError,
         SoftTimeLimitExceeded,
@@ -58,8 +61,19 @@ def grade_submission(self, submission_id: int) -> None:  # type: ignore[no-untyp
         run_key=run_key,
         worker=f"{socket.gethostname()}:{self.request.hostname or ''}",
         duration_s=time.monotonic() - started,
-        content_hash=spec.content_hash,
+        content_hash=content_hash,
     )
+
+
+def _grade(kind: str, folder: Path, source: str, device: str) -> tuple[str, dict[str, Any]]:
+    """Run the engine for this kind of submission; returns the content hash and the report."""
+    if kind == "notebook":
+        from graders.notebooks import grade_notebook, load_notebook_exercise
+
+        notebook_spec = load_notebook_exercise(folder)
+        return notebook_spec.content_hash, grade_notebook(notebook_spec, source)
+    spec = load_exercise(folder)
+    return spec.content_hash, grade(spec, source, device=device)
 
 
 @shared_task(name="graders.requeue_stale", ignore_result=True)

@@ -164,7 +164,7 @@ GRADERS_EXERCISES_ROOT = Path(os.environ.get("GRADERS_EXERCISES_ROOT", BASE_DIR 
 # How many submissions one student may have waiting (queued or running) at once.
 SUBMISSIONS_MAX_PENDING_PER_STUDENT = env_int("SUBMISSIONS_MAX_PENDING_PER_STUDENT", 3)
 # Largest request body the submission API reads; larger ones get 413 before parsing.
-SUBMISSIONS_MAX_BODY_BYTES = env_int("SUBMISSIONS_MAX_BODY_BYTES", 2 * 1024 * 1024)
+SUBMISSIONS_MAX_BODY_BYTES = env_int("SUBMISSIONS_MAX_BODY_BYTES", 5 * 1024 * 1024)
 # A submission still queued or running after this long is put back on the queue.
 SUBMISSIONS_STALE_AFTER_S = env_int("SUBMISSIONS_STALE_AFTER_S", 900)
 DATA_UPLOAD_MAX_MEMORY_SIZE = SUBMISSIONS_MAX_BODY_BYTES + 1024

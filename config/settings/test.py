@@ -10,7 +10,8 @@ from config.settings.base import DATABASES, REDIS_URL, VAR_DIR, filesystem_broke
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast test logins
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # A file, not memory: the end-to-end tests' worker process must see the same database.
-    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test-courseware.sqlite3")}
+    # One file per test run, so two runs at once on one machine don't share it.
+    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / f"test-courseware-{os.getpid()}.sqlite3")}
 
 if not REDIS_URL and "CELERY_BROKER_URL" not in os.environ:
     # A fresh broker folder per test run, so no message from an earlier run is delivered.

@@ -21,9 +21,12 @@ class EffectivePolicy:
     late_penalty_per_day: Decimal
 
 
-def item_list_published(*, kind: str | None = ItemKind.EXERCISE) -> QuerySet[Item]:
-    items = Item.objects.filter(is_published=True)
-    return items.filter(kind=kind) if kind else items
+SUBMITTABLE_KINDS = (ItemKind.EXERCISE, ItemKind.NOTEBOOK)
+
+
+def item_list_published(*, kinds: tuple[str, ...] = SUBMITTABLE_KINDS) -> QuerySet[Item]:
+    """Published items that take submissions (coding and notebook exercises) by default."""
+    return Item.objects.filter(is_published=True, kind__in=kinds)
 
 
 def item_get_published(*, slug: str) -> Item | None:
@@ -67,4 +70,15 @@ def policy_for(*, offering: Offering, item: Item) -> EffectivePolicy:
         late_penalty_per_day=(
             policy.late_penalty_per_day if policy.late_penalty_per_day is not None else penalty
         ),
+    )
+
+
+def offering_ids_staffed_by(*, user: AbstractBaseUser) -> list[int] | None:
+    """The offerings this user teaches or assists in; None means all (a site superuser)."""
+    if getattr(user, "is_superuser", False):
+        return None
+    return list(
+        Enrolment.objects.filter(user=user, role__in=[Role.TA, Role.INSTRUCTOR]).values_list(
+            "offering_id", flat=True
+        )
     )

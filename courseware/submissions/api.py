@@ -62,7 +62,8 @@ def api_endpoint(methods: tuple[str, ...]) -> Callable[[ApiView], Callable[..., 
     return decorate
 
 
-def _read_json_body(request: HttpRequest) -> dict[str, Any] | JsonResponse:
+def _read_submission_body(request: HttpRequest) -> dict[str, Any] | JsonResponse:
+    """The fields of a JSON body, or of a multipart form whose `file` is the notebook."""
     limit = int(settings.SUBMISSIONS_MAX_BODY_BYTES)
     too_big = error(
         _("The request is larger than %(kib)d KiB. Send a smaller file.") % {"kib": limit // 1024},
@@ -71,6 +72,8 @@ def _read_json_body(request: HttpRequest) -> dict[str, Any] | JsonResponse:
     declared = request.headers.get("Content-Length", "")
     if declared.isdigit() and int(declared) > limit:
         return too_big
+    if request.content_type == "multipart/form-data":
+        return _read_multipart(request, too_big)
     try:
         body = request.body
     except RequestDataTooBig:
@@ -88,6 +91,23 @@ def _read_json_body(request: HttpRequest) -> dict[str, Any] | JsonResponse:
     return data
 
 
+def _read_multipart(request: HttpRequest, too_big: JsonResponse) -> dict[str, Any] | JsonResponse:
+    try:
+        upload = request.FILES.get("file")
+        fields: dict[str, Any] = {"exercise": request.POST.get("exercise", "")}
+    except RequestDataTooBig:
+        return too_big
+    if upload is None:
+        return error(_("Attach your notebook as the form field 'file'."), 400)
+    if upload.size > int(settings.SUBMISSIONS_MAX_BODY_BYTES):
+        return too_big
+    try:
+        fields["notebook"] = upload.read().decode("utf-8")
+    except UnicodeDecodeError:
+        return error(_("The file is not UTF-8 text; upload the .ipynb file saved by Jupyter."), 400)
+    return fields
+
+
 @api_endpoint(("GET", "POST"))
 def submissions_collection(request: HttpRequest, user: AbstractBaseUser) -> JsonResponse:
     if request.method == "GET":
@@ -95,15 +115,19 @@ def submissions_collection(request: HttpRequest, user: AbstractBaseUser) -> Json
         return JsonResponse(
             {"submissions": [selectors.submission_as_api(s, for_staff=False) for s in rows]}
         )
-    data = _read_json_body(request)
+    data = _read_submission_body(request)
     if isinstance(data, JsonResponse):
         return data
-    code = data.get("code")
+    code, notebook = data.get("code"), data.get("notebook")
     if code is not None and not isinstance(code, str):
         return error(_("'code' must be a string holding your Python source."), 400)
+    if isinstance(notebook, dict):
+        notebook = json.dumps(notebook)  # the notebook sent as a JSON object, not as text
+    if notebook is not None and not isinstance(notebook, str):
+        return error(_("'notebook' must be the text of your .ipynb file."), 400)
     try:
         submission = services.submission_create(
-            user=user, exercise_slug=data.get("exercise", ""), code=code or ""
+            user=user, exercise_slug=data.get("exercise", ""), code=code, notebook=notebook
         )
     except services.SubmissionRefused as refused:
         return error(refused.message, refused.status_code)
@@ -133,6 +157,7 @@ def exercises_collection(request: HttpRequest, user: AbstractBaseUser) -> JsonRe
                     "chapter": item.chapter,
                     "title": item.title(language),
                     "max_score": float(item.max_score),
+                    "kind": item.kind,
                     "device_kinds": item.device_kinds,
                 }
                 for item in item_list_published()

@@ -145,3 +145,20 @@ class Override(models.Model):
 
     class Meta:
         ordering = ["-created_at", "-id"]
+
+
+class ManualGrade(models.Model):
+    """A person's score for one hand-graded cell of a notebook; the latest per cell wins."""
+
+    submission = models.ForeignKey(
+        Submission, on_delete=models.PROTECT, related_name="manual_grades"
+    )
+    grade_id = models.CharField(_("cell"), max_length=200)
+    score = models.DecimalField(_("score"), max_digits=8, decimal_places=3)
+    comment = models.TextField(_("comment"), blank=True)
+    author = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["submission", "grade_id"])]

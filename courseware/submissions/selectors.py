@@ -8,8 +8,8 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import QuerySet
 
-from courseware.courses.selectors import policy_for, user_is_staff_of
-from courseware.submissions.models import Grading, Status, Submission
+from courseware.courses.selectors import offering_ids_staffed_by, policy_for, user_is_staff_of
+from courseware.submissions.models import Grading, ManualGrade, Status, Submission
 
 # The report fields a student sees; `internal_error` and the like stay with the staff.
 STUDENT_HIDDEN_REPORT_KEYS = frozenset({"internal_error"})
@@ -43,14 +43,53 @@ def late_factor(submission: Submission) -> Decimal:
     return max(Decimal(0), Decimal(1) - penalty * submission.late_days)
 
 
+def latest_manual_grades(submission: Submission) -> dict[str, ManualGrade]:
+    latest: dict[str, ManualGrade] = {}
+    for grade in submission.manual_grades.all():  # newest first
+        latest.setdefault(grade.grade_id, grade)
+    return latest
+
+
+def notebook_cells(
+    submission: Submission, grading: Grading | None
+) -> list[dict[str, Any]]:
+    """The report's cells, with each hand-graded cell's latest score and comment filled in."""
+    if grading is None:
+        return []
+    manual = latest_manual_grades(submission)
+    cells = []
+    for cell in grading.report.get("cells") or []:
+        cell = dict(cell)
+        grade = manual.get(cell.get("grade_id", ""))
+        if cell.get("needs_manual_grade") and grade is not None:
+            cell["score"] = float(grade.score)
+            cell["comment"] = grade.comment
+            cell["graded_by_person"] = True
+        cells.append(cell)
+    return cells
+
+
+def _graded_score(submission: Submission, grading: Grading) -> Decimal | None:
+    if grading.report.get("cells"):
+        # A notebook: autograded cells from the report, hand-graded ones from the people.
+        return sum(
+            (Decimal(str(c.get("score") or 0)) for c in notebook_cells(submission, grading)),
+            Decimal(0),
+        )
+    return grading.score
+
+
 def submission_effective_score(submission: Submission, grading: Grading | None) -> Decimal | None:
     """A person's latest override wins; else the grading's score less any late penalty."""
     override = submission.overrides.first()
     if override is not None:
         return override.score
-    if grading is None or grading.score is None:
+    if grading is None:
         return None
-    return (grading.score * late_factor(submission)).quantize(Decimal("0.001"))
+    score = _graded_score(submission, grading)
+    if score is None:
+        return None
+    return (score * late_factor(submission)).quantize(Decimal("0.001"))
 
 
 def submission_as_api(submission: Submission, *, for_staff: bool) -> dict[str, Any]:
@@ -64,6 +103,8 @@ def submission_as_api(submission: Submission, *, for_staff: bool) -> dict[str, A
             if for_staff or k not in STUDENT_HIDDEN_REPORT_KEYS
         }
     score = submission_effective_score(submission, grading) if finished else None
+    if report is not None and report.get("cells"):
+        report["cells"] = notebook_cells(submission, grading)
     return {
         "id": submission.pk,
         "exercise": submission.item.slug,
@@ -75,3 +116,12 @@ def submission_as_api(submission: Submission, *, for_staff: bool) -> dict[str, A
         "created_at": submission.created_at.isoformat(),
         "is_late": submission.is_late,
     }
+
+
+def review_queue_for(*, user: AbstractBaseUser) -> QuerySet[Submission]:
+    """Submissions waiting for a person, in the offerings this user is staff of."""
+    qs = Submission.objects.filter(status=Status.NEEDS_REVIEW).select_related("item", "user")
+    offering_ids = offering_ids_staffed_by(user=user)
+    if offering_ids is not None:
+        qs = qs.filter(offering_id__in=offering_ids)
+    return qs.order_by("created_at", "id")

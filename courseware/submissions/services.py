@@ -27,6 +27,8 @@ from courseware.courses.selectors import enrolment_for_item, item_get_published,
 from courseware.submissions.models import (
     PENDING_STATUSES,
     Grading,
+    ManualGrade,
+    Override,
     Status,
     Submission,
     SubmissionKind,
@@ -91,20 +93,52 @@ def _pending_limit(offering_limit: int | None) -> int:
     return int(settings.SUBMISSIONS_MAX_PENDING_PER_STUDENT)
 
 
+def _notebook_problem(notebook: str) -> str | None:
+    """Why this text is not a notebook we can grade, or None when it is one."""
+    import nbformat
+
+    try:
+        parsed = nbformat.reads(notebook, as_version=4)
+        nbformat.validate(parsed)
+    except Exception as exc:  # nbformat raises several kinds for malformed files
+        first_line = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else ""
+        return _(
+            "This is not a valid Jupyter notebook (%(why)s). Upload the .ipynb file you "
+            "downloaded from the exercise page, saved from Jupyter."
+        ) % {"why": first_line or type(exc).__name__}
+    return None
+
+
 def submission_create(
-    *, user: AbstractBaseUser, exercise_slug: str, code: str, device_kind: str | None = None
+    *,
+    user: AbstractBaseUser,
+    exercise_slug: str,
+    code: str | None = None,
+    notebook: str | None = None,
+    device_kind: str | None = None,
 ) -> Submission:
-    """Save a code submission and queue it for grading once the row is committed."""
+    """Save a code or notebook submission and queue it for grading once the row is committed."""
     if not isinstance(exercise_slug, str) or not exercise_slug.strip():
         raise SubmissionRefused(_("Name the exercise: send its slug in the field 'exercise'."))
     item = item_get_published(slug=exercise_slug.strip())
-    if item is None or item.kind != ItemKind.EXERCISE:
+    if item is None or item.kind not in (ItemKind.EXERCISE, ItemKind.NOTEBOOK):
         raise SubmissionRefused(
-            _("There is no coding exercise named '%(slug)s'. Check the slug on the exercise page.")
+            _("There is no exercise named '%(slug)s'. Check the slug on the exercise page.")
             % {"slug": exercise_slug}
         )
-    if not isinstance(code, str) or not code.strip():
-        raise SubmissionRefused(_("The code is empty. Paste your solution and submit again."))
+    if item.kind == ItemKind.NOTEBOOK:
+        kind, source = SubmissionKind.NOTEBOOK, notebook
+        if not isinstance(source, str) or not source.strip():
+            raise SubmissionRefused(
+                _("%(item)s is a notebook exercise: upload your .ipynb file.") % {"item": item.slug}
+            )
+        problem = _notebook_problem(source)
+        if problem:
+            raise SubmissionRefused(problem)
+    else:
+        kind, source = SubmissionKind.CODE, code
+        if not isinstance(source, str) or not source.strip():
+            raise SubmissionRefused(_("The code is empty. Paste your solution and submit again."))
     device = device_kind or settings.GRADING_DEVICE_KIND
     if device not in item.device_kinds:
         raise SubmissionRefused(
@@ -157,9 +191,9 @@ def submission_create(
             user=user,
             item=item,
             offering=offering,
-            kind=SubmissionKind.CODE,
-            source=code,
-            source_sha256=hashlib.sha256(code.encode("utf-8", "surrogatepass")).hexdigest(),
+            kind=kind,
+            source=source,
+            source_sha256=hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest(),
             content_hash=item.content_hash,
             device_kind=device,
             is_late=lateness.is_late,
@@ -312,3 +346,55 @@ def submission_requeue_stale(*, older_than_s: int | None = None) -> int:
     for submission_id, queue in stale:
         submission_enqueue(submission_id=submission_id, queue=queue)
     return len(stale)
+
+
+class ManualGradeRefused(Exception):
+    """A TA's manual grade could not be taken; the message says why."""
+
+
+def manual_grade_record(
+    *, submission: Submission, grade_id: str, score: Decimal, comment: str,
+    author: AbstractBaseUser,
+) -> ManualGrade:
+    """Score one hand-graded cell; once every such cell has a score, the submission is graded."""
+    grading = submission.current_grading
+    cells = (grading.report.get("cells") or []) if grading is not None else []
+    manual = {c.get("grade_id"): c for c in cells if c.get("needs_manual_grade")}
+    if grade_id not in manual:
+        raise ManualGradeRefused(_("Cell '%(cell)s' is not graded by hand.") % {"cell": grade_id})
+    top = Decimal(str(manual[grade_id].get("max_score") or 0))
+    if not Decimal(0) <= score <= top:
+        raise ManualGradeRefused(
+            _("The score for '%(cell)s' must be between 0 and %(top)s.")
+            % {"cell": grade_id, "top": top}
+        )
+    with transaction.atomic():
+        grade = ManualGrade.objects.create(
+            submission=submission, grade_id=grade_id, score=score, comment=comment, author=author
+        )
+        graded = set(
+            ManualGrade.objects.filter(submission=submission).values_list("grade_id", flat=True)
+        )
+        if set(manual) <= graded:
+            _set_status(
+                submission_id=submission.pk, new=Status.GRADED,
+                allowed_from=(Status.NEEDS_REVIEW,),
+            )
+    return grade
+
+
+def override_record(
+    *, submission: Submission, score: Decimal, comment: str, author: AbstractBaseUser
+) -> Override:
+    """A TA's score for the whole submission; it wins over every grading."""
+    top = submission.item.max_score
+    if not Decimal(0) <= score <= top:
+        raise ManualGradeRefused(_("The score must be between 0 and %(top)s.") % {"top": top})
+    with transaction.atomic():
+        override = Override.objects.create(
+            submission=submission, author=author, score=score, comment=comment
+        )
+        _set_status(
+            submission_id=submission.pk, new=Status.GRADED, allowed_from=(Status.NEEDS_REVIEW,)
+        )
+    return override

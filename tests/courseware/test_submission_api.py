@@ -62,7 +62,7 @@ def test_it_enqueues_only_the_id_on_the_device_queue_after_commit(
 @pytest.mark.parametrize(
     ("body", "fragment"),
     [
-        ({"exercise": "no-such-thing", "code": GOOD}, "no coding exercise named 'no-such-thing'"),
+        ({"exercise": "no-such-thing", "code": GOOD}, "no exercise named 'no-such-thing'"),
         ({"exercise": "vector-add", "code": "   \n"}, "code is empty"),
         ({"exercise": "vector-add"}, "code is empty"),
         ({"code": GOOD}, "Name the exercise"),

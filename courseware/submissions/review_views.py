@@ -1,0 +1,89 @@
+"""Pages for TAs and instructors: the review queue, hand grading, overrides and regrades."""
+
+from __future__ import annotations
+
+from decimal import Decimal, InvalidOperation
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_POST
+
+from courseware.courses.selectors import user_is_staff_of
+from courseware.submissions import selectors, services
+from courseware.submissions.models import Submission
+
+
+def _staff_submission(request: HttpRequest, submission_id: int) -> Submission:
+    submission = selectors.submission_get_visible(user=request.user, submission_id=submission_id)
+    if submission is None or not user_is_staff_of(user=request.user, offering=submission.offering):
+        raise Http404("No such submission")
+    return submission
+
+
+def _score_from(request: HttpRequest) -> Decimal | None:
+    try:
+        return Decimal(request.POST.get("score", "").strip())
+    except InvalidOperation:
+        messages.error(request, _("Type the score as a number, e.g. 3 or 2.5."))
+        return None
+
+
+@login_required
+def review_queue(request: HttpRequest) -> HttpResponse:
+    queue = selectors.review_queue_for(user=request.user)[:200]
+    return render(request, "courseware/review_queue.html", {"queue": queue})
+
+
+@login_required
+@require_POST
+def manual_grade(request: HttpRequest, submission_id: int) -> HttpResponse:
+    submission = _staff_submission(request, submission_id)
+    score = _score_from(request)
+    if score is not None:
+        try:
+            services.manual_grade_record(
+                submission=submission,
+                grade_id=request.POST.get("grade_id", ""),
+                score=score,
+                comment=request.POST.get("comment", ""),
+                author=request.user,
+            )
+        except services.ManualGradeRefused as refused:
+            messages.error(request, str(refused))
+        else:
+            messages.success(request, _("Saved."))
+    return redirect("submission-detail", submission_id=submission.pk)
+
+
+@login_required
+@require_POST
+def override(request: HttpRequest, submission_id: int) -> HttpResponse:
+    submission = _staff_submission(request, submission_id)
+    score = _score_from(request)
+    if score is not None:
+        try:
+            services.override_record(
+                submission=submission,
+                score=score,
+                comment=request.POST.get("comment", ""),
+                author=request.user,
+            )
+        except services.ManualGradeRefused as refused:
+            messages.error(request, str(refused))
+        else:
+            messages.success(request, _("Override saved."))
+    return redirect("submission-detail", submission_id=submission.pk)
+
+
+@login_required
+@require_POST
+def regrade(request: HttpRequest, submission_id: int) -> HttpResponse:
+    submission = _staff_submission(request, submission_id)
+    if services.submission_regrade(submission=submission, requested_by=request.user):
+        messages.success(request, _("Queued for a regrade; earlier gradings stay in the history."))
+    else:
+        messages.error(request, _("It is still waiting to be graded; regrade it once it is done."))
+    return redirect("submission-detail", submission_id=submission.pk)
