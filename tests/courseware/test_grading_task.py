@@ -1,0 +1,40 @@
+"""The Celery task's own logic: skip what is not queued, and blame the grader, not the student."""
+
+from __future__ import annotations
+
+from unittest import mock
+
+from courseware.submissions.models import Grading, Status, Submission
+from courseware.submissions.services import submission_claim, submission_create
+from graders import GraderError
+from graders.tasks import grade_submission
+from tests.conftest import Cast
+
+CODE = "def vector_add(a, b):\n    return a + b\n"
+
+
+def test_a_grader_that_keeps_breaking_marks_the_submission_failed(cast: Cast) -> None:
+    submission = submission_create(user=cast.alice, exercise_slug="vector-add", code=CODE)
+    with mock.patch("graders.tasks._grade", side_effect=GraderError("bwrap missing")) as engine:
+        grade_submission.apply(args=[submission.pk])
+    assert engine.call_count == 3  # the first try and two retries
+    failed = Submission.objects.get(pk=submission.pk)
+    assert failed.status == Status.FAILED
+    grading = Grading.objects.get(submission=failed)
+    assert grading.gradable is False and "bwrap missing" in grading.report["internal_error"]
+
+
+def test_a_delivery_of_work_already_taken_does_nothing(cast: Cast) -> None:
+    submission = submission_create(user=cast.alice, exercise_slug="vector-add", code=CODE)
+    submission_claim(submission_id=submission.pk)  # another worker has it
+    with mock.patch("graders.tasks._grade") as engine:
+        grade_submission.apply(args=[submission.pk])
+    engine.assert_not_called()
+    assert Grading.objects.count() == 0
+
+
+def test_big_or_unknown_ids_are_404_not_500(cast: Cast) -> None:
+    client = cast.token_client(cast.alice)
+    assert client.get("/api/v1/submissions/99999999999999999999999").status_code == 404
+    client.force_login(cast.alice)
+    assert client.get("/submissions/99999999999999999999999/").status_code == 404
