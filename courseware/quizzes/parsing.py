@@ -95,6 +95,11 @@ def parse_number(raw: str, *, unit: str | None) -> ParsedNumber:
         raise AnswerInvalid(_("The answer must be a finite number."))
 
     written = match["unit"]
+    if written and written[0] in "0123456789.,+-":  # "1.2.3", "1 2": not a unit, a bad number
+        raise AnswerInvalid(
+            _("'%(answer)s' is not a number we can read. Type it like this: %(example)s.")
+            % {"answer": raw.strip()[:40], "example": example}
+        )
     if not written:
         return ParsedNumber(value, "")
     if unit is None:
