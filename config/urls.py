@@ -2,6 +2,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path, re_path
 
+from courseware.gradebook import views as gradebook_views
 from courseware.quizzes import urls as quiz_urls
 from courseware.submissions import api, review_views, views
 
@@ -25,6 +26,10 @@ urlpatterns = [
     ),
     path("submissions/<int:submission_id>/", views.submission_detail, name="submission-detail"),
     path("review/", review_views.review_queue, name="review-queue"),
+    path("gradebook/", gradebook_views.gradebook_index, name="gradebook-index"),
+    path(
+        "gradebook/<int:offering_id>/", gradebook_views.gradebook_detail, name="gradebook-detail"
+    ),
     path(
         "submissions/<int:submission_id>/manual-grade",
         review_views.manual_grade,

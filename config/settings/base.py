@@ -47,6 +47,7 @@ INSTALLED_APPS = [
     "courseware.courses",
     "courseware.submissions",
     "courseware.authoring",
+    "courseware.gradebook",
     "courseware.quizzes",
 ]
 
@@ -76,6 +77,7 @@ TEMPLATES = [
                 "django.template.context_processors.i18n",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "courseware.courses.context_processors.course_roles",
             ],
         },
     },

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class GradebookConfig(AppConfig):
+    name = "courseware.gradebook"
+    label = "gradebook"
