@@ -64,6 +64,13 @@ def human(report: dict[str, Any]) -> str:
             f"AI {_fmt(p['arithmetic_intensity'])} FLOP/B, {p['roof']}-bound, "
             f"{_fmt(p['fraction_of_roofline'])} of roofline"
         )
+        if p.get("relative_to_reference") or p.get("speedup_vs_naive"):
+            lines.append(
+                f"reference/yours: {_fmt(p.get('relative_to_reference'))}x "
+                f"(reference {_fmt(p.get('reference_median_s'), ' ms', 1e3)}), "
+                f"naive/yours: {_fmt(p.get('speedup_vs_naive'))}x "
+                f"(naive {_fmt(p.get('naive_median_s'), ' ms', 1e3)})"
+            )
         lines.append(
             f"performance points: {p.get('points')} ({p.get('measure')} = "
             f"{_fmt(p.get('measure_value'))})"

@@ -15,6 +15,7 @@ Flow (all checking happens here, in the trusted process):
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
@@ -317,45 +318,91 @@ class Grader:
         run.correctness.update(_comparison_fields(worst))
         run.timings["check_s"] = time.monotonic() - began
 
-    def time_calls(self, run: Run) -> dict[str, Any]:
+    def time_calls(self, run: Run, companions: dict[str, Run]) -> dict[str, Any]:
+        """Timed phase. With companions (reference, naive), rounds alternate between the
+        submission and each companion in a fresh random order, all on the same inputs,
+        so slow drifts of the machine affect every contender alike."""
         began = time.monotonic()
         policy, limit = self.spec.timing, self.spec.limits.timed_s
-        run.deadline = began + limit
         sizes = self.spec.sizes[self.device].timed
         layout = _layout(self.spec, sizes)
         where = f"in the timed phase (sizes {sizes})"
-        for _ in range(policy.warmup):
-            self._call(run, layout, secrets.randbits(63), True, where, "timed_s")
-            run.session.send("drop")
+        student_spent = 0.0  # the limit is for the submission's own calls only
         times: list[float] = []
+        others: dict[str, list[float]] = {name: [] for name in companions}
         claimed, accounted, observed = 0.0, 0.0, 0.0
-        verified = 0
+        verified, round_index = 0, 0
         while True:
             seed = secrets.randbits(63)
-            done, round_trip = self._call(run, layout, seed, True, where, "timed_s")
-            seconds = max(int(done["ns"]), 0) / 1e9
-            times.append(seconds)
-            claimed += seconds
-            accounted += seconds + max(int(done.get("overhead_ns", 0)), 0) / 1e9
-            observed += round_trip
-            stop = measure.should_stop(times, policy, time.monotonic() - began, limit)
-            # Which calls get verified is decided only now, after the call returned.
-            pick = secrets.randbelow(1000) < _SAMPLE_PROBABILITY * 1000
-            if stop or (pick and verified < policy.verified_samples - 1):
-                verified += 1
-                self._verify(
-                    run, layout, seed, done["out"], f"{where}, timed call {len(times)}", "timed_s"
-                )
-            else:
-                run.session.send("drop")
-            if stop:
+            warm = round_index < policy.warmup
+            round_index += 1
+            order = ["student", *companions]
+            secrets.SystemRandom().shuffle(order)
+            for name in order:
+                if name != "student":
+                    if not warm and measure.should_stop(others[name], policy, 0.0, float("inf")):
+                        continue  # its median is pinned down; stop spending time on it
+                    seconds = self._companion_call(companions, name, layout, seed)
+                    if seconds is not None and not warm:
+                        others[name].append(seconds)
+                    continue
+                run.deadline = time.monotonic() + max(0.0, limit - student_spent)
+                done, round_trip = self._call(run, layout, seed, True, where, "timed_s")
+                student_spent += round_trip
+                if warm:
+                    run.session.send("drop")
+                    continue
+                seconds = max(int(done["ns"]), 0) / 1e9
+                times.append(seconds)
+                claimed += seconds
+                accounted += seconds + max(int(done.get("overhead_ns", 0)), 0) / 1e9
+                observed += round_trip
+                stop = measure.should_stop(times, policy, student_spent, limit)
+                # Which calls get verified is decided only now, after the call returned.
+                pick = secrets.randbelow(1000) < _SAMPLE_PROBABILITY * 1000
+                if stop or (pick and verified < policy.verified_samples - 1):
+                    verified += 1
+                    call_where = f"{where}, timed call {len(times)}"
+                    self._verify(run, layout, seed, done["out"], call_where, "timed_s")
+                else:
+                    run.session.send("drop")
+            if not warm and measure.should_stop(times, policy, student_spent, limit):
                 break
         summary = measure.summarize(times)
         if claimed > observed * 1.02 + 1e-3 or (observed > 0.05 and accounted < 0.5 * observed):
             run.flags.append("timing_inconsistent")
         run.timings["timing_s"] = time.monotonic() - began
         run.correctness["timed_calls_verified"] = verified
-        return {"summary": summary, "sizes": sizes, "claimed_s": claimed, "observed_s": observed}
+        result: dict[str, Any] = {
+            "summary": summary,
+            "sizes": sizes,
+            "claimed_s": claimed,
+            "observed_s": observed,
+        }
+        for name, key, ratio in (
+            ("reference", "reference_median_s", "relative_to_reference"),
+            ("naive", "naive_median_s", "speedup_vs_naive"),
+        ):
+            if others.get(name):
+                median = measure.summarize(others[name]).median_s
+                result[key] = median
+                result[ratio] = median / summary.median_s if summary.median_s > 0 else None
+        return result
+
+    def _companion_call(
+        self, companions: dict[str, Run], name: str, layout: list[dict[str, Any]], seed: int
+    ) -> float | None:
+        """One call of a trusted companion; on any failure drop it (never the student's fault)."""
+        companion = companions[name]
+        companion.deadline = time.monotonic() + 60
+        try:
+            done, _ = self._call(companion, layout, seed, True, f"({name})", "timed_s")
+            companion.session.send("drop")
+        except Outcome as failure:
+            companion.flags.append(f"{name} failed: {failure.message}")
+            del companions[name]
+            return None
+        return max(int(done["ns"]), 0) / 1e9
 
     def profile(self, run: Run) -> list[dict[str, Any]] | None:
         run.deadline = time.monotonic() + 30
@@ -378,7 +425,12 @@ def _comparison_fields(result: correctness.Comparison | None) -> dict[str, Any]:
 
 
 def _start_session(
-    spec: ExerciseSpec, device: str, slot: int, scratch: sandbox.Scratch, text: str
+    spec: ExerciseSpec,
+    device: str,
+    slot: int,
+    scratch: sandbox.Scratch,
+    text: str,
+    uid: int | None = None,
 ) -> HarnessSession:
     submission = scratch.inbox / "submission.py"
     submission.write_text(text, encoding="utf-8")
@@ -420,11 +472,42 @@ def _start_session(
             limits=limits,
             env=sandbox.sandbox_env(where.scratch, device),
             pass_fds=(results_w, control_r),
+            uid=uid,
         )
     finally:
         os.close(results_w)  # the child holds its ends; EOF then means the child is gone
         os.close(control_r)
     return HarnessSession(process, results_r, control_w)
+
+
+def _start_companions(
+    stack: contextlib.ExitStack, spec: ExerciseSpec, device: str, slot: int
+) -> dict[str, Run]:
+    """Sandboxed children running the reference and naive code, for relative figures.
+
+    They get their own scratch dirs and their own uid, so the submission's sandbox can
+    neither read their code nor signal them.
+    """
+    companions: dict[str, Run] = {}
+    files = {"reference": spec._reference_path, "naive": spec._naive_path}
+    uid = sandbox.companion_uid(slot) if sandbox.mode() == "root" else None
+    for name, path in files.items():
+        if path is None:
+            continue
+        scratch = stack.enter_context(sandbox.Scratch(uid))
+        session = _start_session(spec, device, slot, scratch, path.read_text(), uid=uid)
+        companions[name] = Run(spec, device, session, scratch)
+    return companions
+
+
+def _require_measure(spec: ExerciseSpec, device: str, timed: dict[str, Any]) -> None:
+    curve = spec.scoring.curves.get(device)
+    if (
+        curve
+        and curve.measure in ("relative_to_reference", "speedup_vs_naive")
+        and timed.get(curve.measure) is None
+    ):
+        raise GraderError(f"the {curve.measure} figure could not be measured (companion failed)")
 
 
 def _flush_bytes() -> int:
@@ -447,6 +530,7 @@ def grade(
     *,
     slot: int = 0,
     profile: bool = True,
+    compare: bool = True,
 ) -> dict[str, Any]:
     """Grade ``source`` against ``spec`` on ``device``; see the module docstring."""
     device = device or spec.devices[0]
@@ -466,13 +550,24 @@ def grade(
     builder.set_peaks(peaks)
     grader = Grader(spec, device, slot)
     uid = sandbox.slot_uid(slot) if sandbox.mode() == "root" else None
-    with sandbox.Scratch(uid) as scratch:
+    with contextlib.ExitStack() as stack:
+        scratch = stack.enter_context(sandbox.Scratch(uid))
         session = _start_session(spec, device, slot, scratch, text)
         run = Run(spec, device, session, scratch)
+        companions: dict[str, Run] = {}
         try:
             grader.start(run)
             grader.check(run)
-            timed = grader.time_calls(run)
+            if compare:
+                companions = _start_companions(stack, spec, device, slot)
+                for name, companion in list(companions.items()):
+                    try:
+                        grader.start(companion)
+                    except (GraderError, Outcome) as exc:
+                        run.timings[f"{name}_error"] = str(exc)  # type: ignore[assignment]
+                        del companions[name]
+            timed = grader.time_calls(run, companions)
+            _require_measure(spec, device, timed)
             ops = grader.profile(run) if profile else None
             builder.set_performance(timed, run.flags)
             builder.profile = ops
@@ -481,6 +576,8 @@ def grade(
             verdict, message, extra = outcome.verdict, outcome.message, outcome.extra
         finally:
             session.close()
+            for companion in companions.values():
+                companion.session.close()
         builder.device_name = getattr(run, "device_name", None)
         builder.stderr = session.process.stderr.text(tail=4000)
         builder.stdout = session.process.stdout.text(tail=2000)

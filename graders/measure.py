@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import statistics
 from dataclasses import dataclass
 
@@ -37,7 +38,7 @@ def summarize(times_s: list[float]) -> Summary:
 def should_stop(
     times_s: list[float], policy: TimingPolicy, spent_s: float, budget_s: float
 ) -> bool:
-    """Stop once the spread is small enough, at max_runs, or when the budget is nearly spent.
+    """Stop once the median is known well enough, at max_runs, or when the budget is nearly spent.
 
     ``budget_s`` is the phase's hard limit; we stop early at 80% of it (keeping the
     runs so far) so that a slow-but-finishing submission is measured, not timed out.
@@ -47,4 +48,15 @@ def should_stop(
         return True
     if runs and spent_s + 2 * max(times_s[-1], 1e-3) >= 0.8 * budget_s:
         return True
-    return runs >= policy.min_runs and summarize(times_s).rel_iqr <= policy.target_rel_iqr
+    return runs >= policy.min_runs and median_rel_error(times_s) <= policy.target_median_error
+
+
+def median_rel_error(times_s: list[float]) -> float:
+    """Relative standard error of the median, estimated robustly from the IQR.
+
+    For near-normal data sigma ~ IQR / 1.349 and se(median) ~ 1.2533 sigma / sqrt(n).
+    Stopping on this (rather than on the IQR itself) means a noisier machine takes
+    more runs to pin the median down instead of never meeting a fixed spread target.
+    """
+    summary = summarize(times_s)
+    return 1.2533 * summary.rel_iqr / 1.349 / math.sqrt(summary.runs)

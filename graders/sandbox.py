@@ -116,6 +116,11 @@ def slot_uid(slot: int) -> int:
     return UID_BASE + slot
 
 
+def companion_uid(slot: int) -> int:
+    """Trusted companions (reference/naive timing) run as a different uid than students."""
+    return UID_BASE + 1000 + slot
+
+
 def pick_core(slot: int) -> int | None:
     explicit = os.environ.get("GRADERS_CPU_CORE")
     if explicit:
@@ -433,6 +438,7 @@ def start(
     limits: SandboxLimits,
     env: dict[str, str],
     pass_fds: Sequence[int] = (),
+    uid: int | None = None,
 ) -> SandboxedProcess:
     """Start ``command`` sandboxed; the caller owns the returned process and must close it."""
     current = mode()
@@ -462,7 +468,7 @@ def start(
         for key, value in env.items():
             argv += ["--setenv", key, value]
         if current == "root":
-            uid = slot_uid(slot)
+            uid = slot_uid(slot) if uid is None else uid
             setpriv = shutil.which("setpriv") or "/usr/bin/setpriv"
             argv += [
                 "--", setpriv, f"--reuid={uid}", f"--regid={uid}", "--clear-groups",

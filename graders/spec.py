@@ -52,7 +52,7 @@ An exercise is a folder ``exercises/<chapter>/<slug>/`` holding:
     warmup = 2
     min_runs = 5
     max_runs = 50
-    target_rel_iqr = 0.03
+    target_median_error = 0.01               # stop when the median is known to +-1% (1 s.e.)
     verified_samples = 2                     # timed calls whose output is checked too
 
     [correctness]                            # optional
@@ -146,7 +146,7 @@ class TimingPolicy:
     warmup: int = 2
     min_runs: int = 5
     max_runs: int = 50
-    target_rel_iqr: float = 0.03
+    target_median_error: float = 0.01  # relative standard error of the median
     verified_samples: int = 2
 
 
@@ -363,7 +363,7 @@ def _parse_timing(table: _Table) -> TimingPolicy:
         warmup=int(table.get("warmup", int, d.warmup)),
         min_runs=int(_number(table, "min_runs", d.min_runs)),
         max_runs=int(_number(table, "max_runs", d.max_runs)),
-        target_rel_iqr=_number(table, "target_rel_iqr", d.target_rel_iqr),
+        target_median_error=_number(table, "target_median_error", d.target_median_error),
         verified_samples=int(_number(table, "verified_samples", d.verified_samples)),
     )
     if policy.warmup < 0:

@@ -18,7 +18,7 @@ def test_summary_statistics() -> None:
 
 
 def test_stopping_rule() -> None:
-    policy = TimingPolicy(min_runs=3, max_runs=6, target_rel_iqr=0.05)
+    policy = TimingPolicy(min_runs=3, max_runs=6, target_median_error=0.05)
     assert not measure.should_stop([1.0, 1.0], policy, 0.1, 30)
     assert measure.should_stop([1.0, 1.0, 1.0], policy, 0.1, 30)
     assert not measure.should_stop([1.0, 2.0, 3.0], policy, 0.1, 30)

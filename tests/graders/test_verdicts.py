@@ -46,6 +46,18 @@ def test_correct_report_has_figures(graded) -> None:
     assert report["timings"]["sandbox_start_s"] > 0
 
 
+def test_reference_and_naive_timed_alongside(graded) -> None:
+    report = graded("fast.py", compare=True)
+    assert report["verdict"] == "correct"
+    perf = report["performance"]
+    # fast.py is the reference's own code: the ratio is 1 up to machine noise.
+    assert 0.7 < perf["relative_to_reference"] < 1.4
+    # naive makes three passes over memory instead of one.
+    assert perf["speedup_vs_naive"] > 1.15
+    assert report["profile"] and any("add" in row["name"] for row in report["profile"])
+    assert_valid(report)
+
+
 def test_naive_is_correct_but_slower(graded, quick_spec) -> None:
     fast = graded("fast.py")
     naive = graded((quick_spec.path / "naive.py").read_text())
