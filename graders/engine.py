@@ -140,6 +140,13 @@ class Grader:
     def _died(self, run: Run, where: str) -> Outcome:
         process = run.session.process
         code = process.wait(timeout=5)
+        if code is None:  # still running: it closed our pipe itself
+            process.kill()
+            return Outcome(
+                "error",
+                f"Your code closed the grader's private channel {where}; do not close "
+                "file descriptors you did not open.",
+            )
         if process.oom_killed():
             return Outcome(
                 "error",
@@ -532,10 +539,33 @@ def grade(
     profile: bool = True,
     compare: bool = True,
 ) -> dict[str, Any]:
-    """Grade ``source`` against ``spec`` on ``device``; see the module docstring."""
+    """Grade ``source`` against ``spec`` on ``device``; see the module docstring.
+
+    ``slot`` selects the sandbox uid and CPU core (one per concurrent grading);
+    ``compare`` times reference and naive alongside; ``profile`` adds top operators.
+    Raises ValueError for a device the exercise does not support, GraderError when
+    the grader itself failed; everything the submission does ends up in the report.
+    """
     device = device or spec.devices[0]
     if device not in spec.devices:
         raise ValueError(f"exercise {spec.slug} supports {spec.devices}, not {device!r}")
+    try:
+        return _grade(spec, source, device, slot=slot, profile=profile, compare=compare)
+    except GraderError:
+        raise
+    except Exception as exc:  # a bug of ours must not be blamed on the student
+        raise GraderError(f"internal error while grading: {exc!r}") from exc
+
+
+def _grade(
+    spec: ExerciseSpec,
+    source: str | bytes,
+    device: str,
+    *,
+    slot: int,
+    profile: bool,
+    compare: bool,
+) -> dict[str, Any]:
     began = time.monotonic()
     builder = report.ReportBuilder(spec, device)
     problem, text = precheck.find_problem(source, spec.entry, spec.limits.source_bytes)
