@@ -1,0 +1,57 @@
+"""Notebook exercises: instructors' nbgrader notebooks, autograded in the sandbox.
+
+Public API (no Django; importing this package does not import nbgrader or torch)::
+
+    from graders.notebooks import (
+        grade_notebook,            # (spec | folder | source.ipynb, submission bytes|str) -> report
+        load_notebook_exercise,    # folder with notebook.toml -> NotebookExerciseSpec
+        iter_notebook_exercises,   # root -> [NotebookExerciseSpec], sorted by path
+        release_notebook,          # spec | source.ipynb -> student version (.ipynb bytes)
+    )
+
+See graders.notebooks.spec for the folder format and graders.notebooks.grading for the
+flow and the threat model.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from .spec import (
+    NotebookExerciseSpec,
+    NotebookLimits,
+    iter_notebook_exercises,
+    load_notebook_exercise,
+)
+
+
+def grade_notebook(
+    spec_or_source: NotebookExerciseSpec | str | Path, submission: bytes | str, **options: Any
+) -> dict[str, Any]:
+    """Grade a submitted notebook; never raises for anything the student did."""
+    from .grading import grade_notebook as _grade
+
+    return _grade(spec_or_source, submission, **options)
+
+
+def release_notebook(spec_or_source: NotebookExerciseSpec | str | Path) -> bytes:
+    """The student version (nbgrader's generate_assignment steps) as .ipynb bytes."""
+    if isinstance(spec_or_source, NotebookExerciseSpec):
+        return spec_or_source.release
+    path = Path(spec_or_source)
+    if path.is_dir():
+        return load_notebook_exercise(path).release
+    from .spec import spec_for_source
+
+    return spec_for_source(path).release
+
+
+__all__ = [
+    "NotebookExerciseSpec",
+    "NotebookLimits",
+    "grade_notebook",
+    "iter_notebook_exercises",
+    "load_notebook_exercise",
+    "release_notebook",
+]

@@ -235,24 +235,22 @@ def _cell_reports(
     grades: nbgrader_steps.NotebookGrades,
 ) -> list[dict[str, Any]]:
     by_id = {_grade_id(cell): (index, cell) for index, cell in enumerate(nb.cells)}
-    first_hidden_run = min(
-        (
-            index
-            for index, cell in enumerate(nb.cells)
-            if _is_test(cell)
-            and (info := {c.grade_id: c for c in spec.cells}.get(_grade_id(cell) or "")) is not None
-            and info.hidden_tests
-            and run is not None
-            and index in run.cells
-        ),
-        default=None,
-    )
+    infos = {info.grade_id: info for info in spec.cells}
+    ran = set(run.cells) if run is not None else set()
+    hidden_ran = [
+        index
+        for grade_id, (index, _) in by_id.items()
+        if grade_id in infos and infos[grade_id].hidden_tests and index in ran
+    ]
+    first_hidden_run = min(hidden_ran, default=None)
     reports = []
     for info in spec.cells:
         index, cell = by_id.get(info.grade_id, (None, None))
         grade = grades.cells.get(info.grade_id)
         score = grade.score if grade is not None else 0.0
-        needs_manual = grade.needs_manual_grade if grade is not None else info.kind != "autograded_test"
+        needs_manual = (
+            grade.needs_manual_grade if grade is not None else info.kind != "autograded_test"
+        )
         entry: dict[str, Any] = {
             "grade_id": info.grade_id,
             "kind": info.kind,
@@ -264,11 +262,11 @@ def _cell_reports(
             "output": None,
         }
         if info.kind == "autograded_test":
-            ran = run is not None and index is not None and index in run.cells
+            cell_ran = index is not None and index in ran
             passed = grade is not None and grade.auto_score is not None and score >= info.max_score
-            entry["passed"] = passed if ran else False
+            entry["passed"] = passed if cell_ran else False
             verdict = "passed" if passed else "failed"
-            if not ran or cell is None:
+            if not cell_ran or cell is None:
                 entry["output"] = "not run: the notebook stopped before this cell"
             elif info.hidden_tests:
                 entry["output"] = verdict
@@ -282,7 +280,9 @@ def _cell_reports(
     return reports
 
 
-def _stop_message(spec: NotebookExerciseSpec, nb: NotebookNode, stop: runner.Stop) -> tuple[str, str]:
+def _stop_message(
+    spec: NotebookExerciseSpec, nb: NotebookNode, stop: runner.Stop
+) -> tuple[str, str]:
     cell = nb.cells[stop.cell_index]
     grade_id = _grade_id(cell)
     where = f"cell {stop.cell_index + 1}" + (f" ('{grade_id}')" if grade_id else "")

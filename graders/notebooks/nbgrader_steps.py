@@ -22,6 +22,7 @@ import functools
 import logging
 import shutil
 import tempfile
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -199,7 +200,9 @@ def score(executed: NotebookNode, book: Gradebook) -> NotebookGrades:
     with NbGraderGradebook(book.db_url) as gb:
         gb.update_or_create_student(STUDENT)
         gb.update_or_create_submission(ASSIGNMENT, STUDENT)
-    _run([SaveAutoGrades(log=_LOG)], copy.deepcopy(executed), book.resources())
+    with warnings.catch_warnings():  # nbgrader's own SQLAlchemy autoflush warnings
+        warnings.simplefilter("ignore")
+        _run([SaveAutoGrades(log=_LOG)], copy.deepcopy(executed), book.resources())
     with NbGraderGradebook(book.db_url) as gb:
         notebook = gb.find_submission_notebook(book.notebook_id, ASSIGNMENT, STUDENT)
         cells = {

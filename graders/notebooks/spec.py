@@ -239,7 +239,9 @@ def load_notebook_exercise(folder: Path | str) -> NotebookExerciseSpec:
     )
 
 
-def spec_for_source(source_path: Path | str, limits: NotebookLimits | None = None) -> NotebookExerciseSpec:
+def spec_for_source(
+    source_path: Path | str, limits: NotebookLimits | None = None
+) -> NotebookExerciseSpec:
     """A spec for a bare source notebook (no folder, no notebook.toml): default limits."""
     from . import nbgrader_steps
 

@@ -76,17 +76,20 @@ def wrap_test(cell_source: str, label: str, *, show_source: bool) -> WrappedTest
     tree.body.append(
         ast.Assign(targets=[ast.Name(proof_name, ast.Store())], value=ast.Constant(proof))
     )
+    if show_source:  # registered by the code itself: the loader stays one line
+        entry = (len(source), None, source.splitlines(keepends=True), filename)
+        register = ast.parse(f"__import__('linecache').cache[{filename!r}] = {entry!r}")
+        for node in ast.walk(register):  # line 0 keeps it out of the cell's own lines
+            if hasattr(node, "lineno"):
+                node.lineno = node.end_lineno = 0
+        tree.body[:0] = register.body
     ast.fix_missing_locations(tree)
     code = compile(tree, filename, "exec", dont_inherit=True)
     payload = base64.b64encode(marshal.dumps(code)).decode("ascii")
 
-    lines = []
-    if show_source:
-        entry = (len(source), None, source.splitlines(keepends=True), filename)
-        lines.append(f"__import__('linecache').cache[{filename!r}] = {entry!r}")
-    lines.append(
+    lines = [
         f"exec(__import__('marshal').loads(__import__('base64').b64decode('{payload}')), globals())"
-    )
+    ]
     if shows_value:
         lines.append(value_name)
     return WrappedTest("\n".join(lines), proof_name, proof, payload)
