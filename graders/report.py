@@ -29,6 +29,7 @@ class ReportBuilder:
         self.timings: dict[str, float] = {}
         self.profile: list[dict[str, Any]] | None = None
         self.device_name: str | None = None
+        self.sandbox: dict[str, Any] | None = None
         self.stderr: str | None = None
         self.stdout: str | None = None
         self.traceback: str | None = None
@@ -131,7 +132,7 @@ class ReportBuilder:
             "performance": performance,
             "peak": peak,
             "profile": self.profile if verdict == "correct" else None,
-            "device": {"kind": self.device, "name": self.device_name},
+            "device": {"kind": self.device, "name": self.device_name, "sandbox": self.sandbox},
             "timings": {
                 "sandbox_start_s": None,
                 "setup_s": None,

@@ -212,7 +212,7 @@ class MemoryCgroup:
 
     def adopt(self, pid: int) -> None:
         """Move ``pid`` and all its descendants (bwrap forks before we can move it)."""
-        for member in [pid, *_descendants(pid)]:
+        for member in [pid, *descendants(pid)]:
             with contextlib.suppress(OSError):
                 (self.path / "cgroup.procs").write_text(str(member))
 
@@ -249,7 +249,7 @@ def _own_cgroup_v2_dir() -> Path | None:
     return None
 
 
-def _descendants(pid: int) -> list[int]:
+def descendants(pid: int) -> list[int]:
     children: dict[int, list[int]] = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():

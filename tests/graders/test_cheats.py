@@ -125,3 +125,11 @@ def test_sandbox_hides_reference_network_and_privileges(graded, quick_spec) -> N
         assert facts["uid"] >= 64000
         assert facts["no_new_privs"] == "1"
         assert facts["root_listing"] in ([], [".pyenv"])
+
+
+def test_background_work_during_companion_timing_is_flagged(graded) -> None:
+    report = graded("background_thread.py", compare=True)
+    assert report["verdict"] == "correct", report["message"]
+    assert "background_activity" in report["flags"]
+    assert report["performance"]["relative_to_reference"] is None
+    assert report["performance"]["points"] == 0
