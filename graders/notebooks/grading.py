@@ -275,7 +275,7 @@ def _cell_reports(
                     f"{verdict} (details withheld: this cell ran after a cell with hidden tests)"
                 )
             else:
-                entry["output"] = _visible_text(cell, spec.limits.output_kb * 1024)
+                entry["output"] = _visible_text(cell, spec.limits.output_kb * 1024) or verdict
         reports.append(entry)
     return reports
 

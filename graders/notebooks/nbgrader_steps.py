@@ -37,6 +37,9 @@ from ..errors import GraderError
 ASSIGNMENT = "assignment"
 STUDENT = "student"
 _LOG = logging.getLogger("graders.notebooks.nbgrader")
+# nbgrader warns about every restored cell; without a handler of its own, Python's
+# last-resort handler would print that to stderr of every CLI run.
+_LOG.addHandler(logging.NullHandler())
 
 
 @dataclass(frozen=True)
@@ -197,11 +200,11 @@ def score(executed: NotebookNode, book: Gradebook) -> NotebookGrades:
     from nbgrader.api import Gradebook as NbGraderGradebook
     from nbgrader.preprocessors import SaveAutoGrades
 
-    with NbGraderGradebook(book.db_url) as gb:
-        gb.update_or_create_student(STUDENT)
-        gb.update_or_create_submission(ASSIGNMENT, STUDENT)
     with warnings.catch_warnings():  # nbgrader's own SQLAlchemy autoflush warnings
         warnings.simplefilter("ignore")
+        with NbGraderGradebook(book.db_url) as gb:
+            gb.update_or_create_student(STUDENT)
+            gb.update_or_create_submission(ASSIGNMENT, STUDENT)
         _run([SaveAutoGrades(log=_LOG)], copy.deepcopy(executed), book.resources())
     with NbGraderGradebook(book.db_url) as gb:
         notebook = gb.find_submission_notebook(book.notebook_id, ASSIGNMENT, STUDENT)

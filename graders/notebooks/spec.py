@@ -86,7 +86,7 @@ def _get(data: dict[str, Any], key: str, kinds: tuple[type, ...], file: Path, wh
     if key not in data:
         raise _fail(file, where + key, "missing")
     value = data[key]
-    if isinstance(value, bool) and bool not in kinds or not isinstance(value, kinds):
+    if (isinstance(value, bool) and bool not in kinds) or not isinstance(value, kinds):
         names = " or ".join(k.__name__ for k in kinds)
         raise _fail(file, where + key, f"expected {names}, got {type(value).__name__}")
     return value
