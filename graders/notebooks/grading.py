@@ -275,7 +275,11 @@ def _cell_reports(
                     f"{verdict} (details withheld: this cell ran after a cell with hidden tests)"
                 )
             else:
-                entry["output"] = _visible_text(cell, spec.limits.output_kb * 1024) or verdict
+                text = _visible_text(cell, spec.limits.output_kb * 1024)
+                dropped = run.cells[index].dropped_bytes if run is not None else 0
+                if dropped:
+                    text += f"\n[... {dropped} more bytes of output not kept]"
+                entry["output"] = text or verdict
         reports.append(entry)
     return reports
 

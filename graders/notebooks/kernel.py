@@ -27,10 +27,12 @@ from .. import sandbox
 from ..errors import GraderError
 
 GRADER_ROOT = Path(sandbox.__file__).resolve().parent  # only its harness/ is mounted
-# Bounds on what one kernel message may cost the parent: a message larger than this
-# drops the connection instead of being buffered, and a flood waits in the kernel.
+# Bounds on what kernel messages may cost the parent: ZMQ drops the connection on a
+# message larger than this instead of buffering it (a print loop can put 20 MB in one
+# stream message), which the disconnect monitors report; at most RECEIVE_QUEUE messages
+# wait per socket.
 MAX_MESSAGE_BYTES = 8 * 1024 * 1024
-RECEIVE_QUEUE = 200
+RECEIVE_QUEUE = 32
 _PORTS = {"shell_port": 1, "iopub_port": 2, "stdin_port": 3, "control_port": 4, "hb_port": 5}
 
 
@@ -51,6 +53,14 @@ class SandboxedKernel:
         context: zmq.Context[Any],
     ) -> None:
         self.process, self.client, self._context = process, client, context
+        # Started once the kernel is ready, so only later disconnects are reported.
+        self.disconnect_monitors: list[zmq.Socket[Any]] = []
+
+    def watch_disconnects(self) -> None:
+        for channel in (self.client.shell_channel, self.client.iopub_channel):
+            self.disconnect_monitors.append(
+                channel.socket.get_monitor_socket(zmq.EVENT_DISCONNECTED)
+            )
 
     @property
     def alive(self) -> bool:
@@ -150,7 +160,9 @@ def start_kernel(scratch: sandbox.Scratch, *, slot: int, limits: KernelLimits) -
         kernel.close()
         raise GraderError(f"the notebook kernel did not start in the sandbox: {stderr}") from None
     process.adopt_into_cgroup()
-    return SandboxedKernel(process, client, context)
+    kernel = SandboxedKernel(process, client, context)
+    kernel.watch_disconnects()
+    return kernel
 
 
 def _private_dir(path: Path, uid: int | None) -> None:

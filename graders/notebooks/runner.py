@@ -195,6 +195,8 @@ def _execute(
     poller = zmq.Poller()
     poller.register(client.shell_channel.socket, zmq.POLLIN)
     poller.register(client.iopub_channel.socket, zmq.POLLIN)
+    for monitor in kernel.disconnect_monitors:
+        poller.register(monitor, zmq.POLLIN)
     reply: dict[str, Any] | None = None
     idle = False
     idle_deadline = deadline
@@ -209,6 +211,12 @@ def _execute(
             if not kernel.alive:
                 raise Stop("died", index, kernel.exit_description())
             events = dict(poller.poll(_POLL_MS))
+            if any(monitor in events for monitor in kernel.disconnect_monitors):
+                # ZMQ dropped the link: the kernel died (its sockets closed) or sent a
+                # message over MAX_MESSAGE_BYTES; no further output can arrive either way.
+                if kernel.process.wait(timeout=1.0) is not None:
+                    raise Stop("died", index, kernel.exit_description())
+                raise Stop("flood", index, "a message over the size limit")
             if client.iopub_channel.socket in events:
                 idle = _drain_iopub(client, msg_id, collector, limits, index) or idle
             if client.shell_channel.socket in events and reply is None:
