@@ -6,6 +6,7 @@ them. `alice` is the student, `bob` another student, `tara` the TA and `ines` th
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import pytest
@@ -14,7 +15,12 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.test import Client
 
 from courseware.accounts.services import token_issue
-from courseware.authoring.services import content_sync, course_get_default
+from courseware.authoring.services import (
+    LoadedContent,
+    content_load_all,
+    content_write,
+    course_get_default,
+)
 from courseware.courses.models import Enrolment, Item, Offering, Role
 
 
@@ -32,8 +38,15 @@ class Cast:
         return Client(HTTP_AUTHORIZATION=f"Token {token_issue(user=user).key}")
 
 
+@functools.cache
+def _content() -> LoadedContent:
+    # Parsing the content (nbgrader builds the notebooks' release versions) takes a second;
+    # the files do not change during a test run, so parse once and write per test.
+    return content_load_all()
+
+
 def make_cast() -> Cast:
-    content_sync()
+    content_write(_content())
     offering = Offering.objects.create(
         course=course_get_default(), slug="2026-fall", title="Fall 2026"
     )

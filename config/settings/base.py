@@ -179,6 +179,8 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+    # nbgrader's gradebook brings alembic, which announces every plugin at INFO.
+    "loggers": {"alembic": {"level": "WARNING"}},
 }
 
 # The beat scheduler (`celery -A config beat`, or `worker -B` on one machine) sweeps for work

@@ -140,6 +140,8 @@ def submission_create(
         if not isinstance(source, str) or not source.strip():
             raise SubmissionRefused(_("The code is empty. Paste your solution and submit again."))
     device = device_kind or settings.GRADING_DEVICE_KIND
+    if device_kind is None and device not in item.device_kinds and item.device_kinds:
+        device = item.device_kinds[0]  # e.g. a notebook (CPU only) on a GPU site
     if device not in item.device_kinds:
         raise SubmissionRefused(
             _("%(item)s cannot be graded on '%(device)s'; it accepts %(kinds)s.")
@@ -353,7 +355,11 @@ class ManualGradeRefused(Exception):
 
 
 def manual_grade_record(
-    *, submission: Submission, grade_id: str, score: Decimal, comment: str,
+    *,
+    submission: Submission,
+    grade_id: str,
+    score: Decimal,
+    comment: str,
     author: AbstractBaseUser,
 ) -> ManualGrade:
     """Score one hand-graded cell; once every such cell has a score, the submission is graded."""
@@ -377,7 +383,8 @@ def manual_grade_record(
         )
         if set(manual) <= graded:
             _set_status(
-                submission_id=submission.pk, new=Status.GRADED,
+                submission_id=submission.pk,
+                new=Status.GRADED,
                 allowed_from=(Status.NEEDS_REVIEW,),
             )
     return grade
