@@ -22,6 +22,12 @@ from graders import SpecError, load_exercise
 _markdown = mistune.create_markdown(escape=True, plugins=["table", "strikethrough"])
 
 
+def _without_title(markdown: str) -> str:
+    """The page already shows the exercise's title; drop the prompt's own leading heading."""
+    first, _, rest = markdown.lstrip().partition("\n")
+    return rest if first.startswith("# ") else markdown
+
+
 @login_required
 def home(request: HttpRequest) -> HttpResponse:
     language = get_language()
@@ -72,7 +78,7 @@ def exercise_detail(request: HttpRequest, slug: str) -> HttpResponse:
     if item.kind == ItemKind.EXERCISE:
         try:
             spec = load_exercise(settings.GRADERS_EXERCISES_ROOT / item.source_path)
-            prompt_html = _markdown(spec.prompt(get_language() or "en"))
+            prompt_html = _markdown(_without_title(spec.prompt(get_language() or "en")))
             starter = spec.starter
         except SpecError as exc:
             messages.warning(request, _("This exercise's files have a problem: %s") % exc)
