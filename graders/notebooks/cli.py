@@ -32,6 +32,9 @@ def add_subcommand(subparsers: Any) -> None:
     grade.add_argument("--json", action="store_true", help="print the JSON report")
     grade.add_argument("--cell-s", type=float, help="time limit per cell (seconds)")
     grade.add_argument("--total-s", type=float, help="time limit for the whole notebook")
+    grade.add_argument(
+        "--slot", type=int, default=0, help="sandbox slot: picks the uid and core (default 0)"
+    )
     grade.set_defaults(handler=run_grade_notebook)
     release = subparsers.add_parser("release-notebook", help="write the student version")
     release.add_argument("source", type=Path, help="exercise folder or nbgrader source .ipynb")
@@ -81,7 +84,7 @@ def run_grade_notebook(args: argparse.Namespace) -> int:
         spec = _load(args.source, args.cell_s, args.total_s)
         from .grading import grade_notebook
 
-        report = grade_notebook(spec, args.submission.read_bytes())
+        report = grade_notebook(spec, args.submission.read_bytes(), slot=args.slot)
     except SpecError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -9,6 +9,7 @@ the cells that ran keep what they produced.
 
 from __future__ import annotations
 
+import logging
 import queue
 import time
 from collections.abc import Callable
@@ -26,6 +27,10 @@ from .wrapping import WrappedTest
 # says it is idle; wait this long at most for that.
 _IDLE_GRACE_S = 2.0
 _POLL_MS = 100
+# What a message we cannot decode counts towards the flood limit: the kernel can send
+# garbage frames as fast as it likes, and each is dropped unread.
+_MALFORMED_COST = 4096
+_LOG = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -239,6 +244,10 @@ def _drain_iopub(
             msg = client.iopub_channel.get_msg(timeout=0)
         except queue.Empty:
             return idle
+        except Exception:  # a frame that fails jupyter's signature or JSON checks
+            _LOG.warning("dropped a malformed IOPub message", exc_info=True)
+            collector.total += _MALFORMED_COST
+            continue
         content = msg.get("content") if isinstance(msg.get("content"), dict) else {}
         size = _message_size(content)
         if msg.get("parent_header", {}).get("msg_id") != msg_id:
@@ -260,6 +269,9 @@ def _shell_reply(client: Any, msg_id: str) -> dict[str, Any] | None:
             msg = client.shell_channel.get_msg(timeout=0)
         except queue.Empty:
             return None
+        except Exception:  # never the reply we wait for: it must carry a valid signature
+            _LOG.warning("dropped a malformed shell message", exc_info=True)
+            continue
         if msg.get("parent_header", {}).get("msg_id") == msg_id:
             content = msg.get("content")
             return content if isinstance(content, dict) else {}

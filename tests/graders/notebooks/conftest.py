@@ -20,6 +20,9 @@ from graders.notebooks import NotebookExerciseSpec, grade_notebook, load_noteboo
 
 REPO = Path(__file__).resolve().parents[3]
 NBGRADER_FILES = Path(nbformat.__file__).resolve().parents[1] / "nbgrader/tests/apps/files"
+# A sandbox slot (so a uid) of our own: the code-exercise tests use slot 0, and their
+# fork bomb exhausts that uid's process limit while it runs.
+SLOT = 3
 HIDDEN_MARKER = "SECRET-HIDDEN-MARKER"
 HIDDEN_CALL = "add(40, 2)"
 
@@ -143,7 +146,7 @@ def graded(tiny_spec: NotebookExerciseSpec) -> Callable[..., dict[str, Any]]:
         spec = spec or tiny_spec
         key = (str(spec.path), submission)
         if key not in _CACHE:
-            _CACHE[key] = grade_notebook(spec, submission)
+            _CACHE[key] = grade_notebook(spec, submission, slot=SLOT)
         return _CACHE[key]
 
     return run
