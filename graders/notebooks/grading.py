@@ -66,6 +66,7 @@ from nbformat import NotebookNode
 from nbformat.v4 import new_output
 
 from .. import sandbox
+from ..errors import GraderError
 from . import kernel as kernel_mod
 from . import nbgrader_steps, runner, wrapping
 from .spec import CellInfo, NotebookExerciseSpec, load_notebook_exercise, spec_for_source
@@ -188,6 +189,7 @@ class _Judge:
             wrapped = self.wrapped.get(index)
             if wrapped is not None and wrapped.payload:
                 _scrub(cell, wrapped.payload)
+            _guard_partial_credit(cell)
             if record is None:
                 cell.outputs = [_error("NotRun", "the notebook stopped before this cell ran")]
             elif not record.proven and not any(o.output_type == "error" for o in cell.outputs):
@@ -199,6 +201,30 @@ class _Judge:
                 else:
                     ename, evalue = "TestNotCompleted", "the test did not run to its end"
                 cell.outputs.append(_error(ename[:200], evalue[:500]))
+
+
+def _guard_partial_credit(cell: NotebookNode) -> None:
+    """nbgrader reads partial credit from a test cell's displayed value and stops the
+    whole autograde when that value lacks text/plain or exceeds the cell's points; the
+    displayed value comes from the kernel, so such a cell scores 0 here instead."""
+    points = float(cell.metadata.nbgrader.get("points", 0) or 0)
+    for position, output in enumerate(cell.outputs):
+        if output.output_type == "error" or (
+            output.output_type == "stream" and output.name == "stderr"
+        ):
+            return  # determine_grade stops at the first error: 0 points already
+        if output.output_type != "execute_result":
+            continue
+        text = output.get("data", {}).get("text/plain")
+        try:
+            bad = not text or float(text if isinstance(text, str) else text[0]) > points
+        except (TypeError, ValueError, IndexError):
+            bad = False  # not a number: nbgrader gives full points, as for no value
+        if bad:
+            cell.outputs.insert(
+                position, _error("InvalidPartialCredit", "the test's value is not a valid score")
+            )
+        return
 
 
 def _error(ename: str, evalue: str) -> NotebookNode:
@@ -352,7 +378,10 @@ def grade_notebook(
         judge = _Judge(infos)
         run = _execute(spec, restored, judge, slot, timings)
         judge.settle(restored, run)
-        grades = nbgrader_steps.score(restored, book)
+        try:
+            grades = nbgrader_steps.score(restored, book)
+        except Exception as exc:  # settle() removed what we know makes nbgrader stop
+            raise GraderError(f"nbgrader could not score the notebook: {exc!r}") from exc
 
     cells = _cell_reports(spec, restored, run, grades)
     tests = [c for c in cells if c["kind"] == "autograded_test"]

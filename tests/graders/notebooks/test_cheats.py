@@ -149,3 +149,29 @@ def test_hidden_tests_never_reach_student_visible_fields(graded, tiny_spec) -> N
 def test_visible_output_before_hidden_tests_is_shown(graded, tiny_spec) -> None:
     report = graded(fill(tiny_spec, SPY))
     assert "ValueError" in cell(report, "test-add")["output"]
+
+
+def test_partial_credit_over_the_maximum_scores_nothing(tmp_path) -> None:
+    """nbgrader would stop autograding on a displayed value above the cell's points."""
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_notebook
+
+    from graders.notebooks import grade_notebook
+
+    from .conftest import SLOT, nbgrader_cell
+
+    source = new_notebook(
+        cells=[
+            nbgrader_cell(new_code_cell("### BEGIN SOLUTION\nv = 1\n### END SOLUTION"), "a",
+                          solution=True),
+            nbgrader_cell(new_code_cell("v"), "partial", grade=True, points=2),
+        ]
+    )  # fmt: skip
+    path = tmp_path / "partial.ipynb"
+    nbformat.write(source, path)
+    for value, score in (("1", 1.0), ("0.5", 0.5), ("100", 0.0)):
+        submission = source.copy()
+        submission.cells = [new_code_cell(f"v = {value}"), source.cells[1]]
+        submission.cells[0].metadata = source.cells[0].metadata
+        report = grade_notebook(path, nbformat.writes(submission), slot=SLOT)
+        assert report["score"] == score, (value, report)
