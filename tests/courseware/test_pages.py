@@ -64,3 +64,44 @@ def test_the_interface_speaks_chinese(cast: Cast) -> None:
     html = client.get("/", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
     assert "练习" in html
     assert "Exercises" in client.get("/", HTTP_ACCEPT_LANGUAGE="en").content.decode()
+
+
+def test_a_graded_page_shows_bandwidth_against_the_peak_and_the_profile(cast: Cast) -> None:
+    from courseware.submissions.services import grading_record, submission_claim
+
+    client = logged_in(cast, cast.alice)
+    client.post("/exercises/vector-add/", {"code": "def vector_add(a, b):\n    return a + b\n"})
+    submission = submission_claim(submission_id=Submission.objects.get().pk)
+    performance = {
+        "median_s": 0.0123,
+        "runs": 30,
+        "cv": 0.02,
+        "achieved_gbps": 16.4,
+        "peak_gbps": 21.8,
+        "fraction_of_peak": 0.752,
+        "achieved_flops_per_s": 1.36e9,
+        "arithmetic_intensity": 0.0833,
+        "roof": "memory",
+        "fraction_of_roofline": 0.752,
+        "speedup_vs_naive": 1.9,
+        "relative_to_reference": 0.98,
+    }
+    report = {
+        "verdict": "correct",
+        "score": 9,
+        "max_score": 10,
+        "gradable": True,
+        "performance": performance,
+        "profile": [{"name": "aten::add", "calls": 1, "self_time_s": 0.012}],
+    }
+    grading_record(
+        submission=submission,
+        report=report,
+        run_key="p",
+        worker="w",
+        duration_s=1,
+        content_hash="h",
+    )
+    html = client.get(f"/submissions/{submission.pk}/").content.decode()
+    assert "16.40 GB/s" in html and "21.80 GB/s" in html and "0.752" in html
+    assert "1.36 GFLOP/s" in html and "aten::add" in html and "1.90×" in html
