@@ -131,6 +131,7 @@ def filesystem_broker(folder: Path) -> tuple[str, dict[str, object]]:
         "data_folder_in": str(folder),
         "data_folder_out": str(folder),
         "processed_folder": str(folder / "processed"),
+        "control_folder": str(folder / "control"),  # default is ./control in the CWD
         "store_processed": False,
     }
 

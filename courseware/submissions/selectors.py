@@ -50,9 +50,7 @@ def latest_manual_grades(submission: Submission) -> dict[str, ManualGrade]:
     return latest
 
 
-def notebook_cells(
-    submission: Submission, grading: Grading | None
-) -> list[dict[str, Any]]:
+def notebook_cells(submission: Submission, grading: Grading | None) -> list[dict[str, Any]]:
     """The report's cells, with each hand-graded cell's latest score and comment filled in."""
     if grading is None:
         return []
