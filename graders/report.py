@@ -57,6 +57,7 @@ class ReportBuilder:
             "relative_to_reference": timed.get("relative_to_reference"),
             "reference_median_s": timed.get("reference_median_s"),
             "naive_median_s": timed.get("naive_median_s"),
+            "disturbed_runs": timed.get("disturbed_runs"),
             "claimed_s": timed.get("claimed_s"),
             "observed_s": timed.get("observed_s"),
         }

@@ -6,8 +6,10 @@ Protocol (JSON lines; results go out on ``results_fd``, commands come in on
     -> hello {torch, device_name}          after torch is imported, before student code
     -> loaded | raised | exited | rejected after importing the submission
     <- call {shapes, layout, seed, flush}  fill inputs from seed, flush cache, time one call
-    -> done {ns, overhead_ns, out}         out describes what came back
-    <- save {file} | drop                  save output + inputs-after-call for checking
+    -> done {ns, overhead_ns, wait_ns, out} out describes what came back; wait_ns is
+                                           time spent preempted during the call
+    <- save {file, sample?} | drop         save output + inputs-after-call for checking
+                                           (sample: only these flat positions, for huge ones)
     -> saved
     <- profile {top}                       one call under torch.profiler
     -> profiled {ops}
@@ -154,9 +156,11 @@ def main(job_path: str) -> None:
                 flusher.flush()
             elapsed = 0
             try:
+                waited = _runqueue_wait_ns()
                 timer.start()
                 output = function(*buffers)
                 elapsed = timer.stop()
+                waited = _runqueue_wait_ns() - waited
             except SystemExit as exc:
                 channel.send("exited", phase="call", code=str(exc.code))
                 return
@@ -164,25 +168,56 @@ def main(job_path: str) -> None:
                 channel.send("raised", phase="call", **_describe_exception(exc, submission))
                 return
             overhead = _now() - began - elapsed
-            channel.send("done", ns=elapsed, overhead_ns=overhead, out=_describe_output(output))
+            channel.send(
+                "done",
+                ns=elapsed,
+                overhead_ns=overhead,
+                wait_ns=waited,
+                out=_describe_output(output),
+            )
         elif op == "save":
             began = _now()
-            saved = {
-                name: t.detach().to("cpu").clone()
-                for name, t in zip(
-                    (item["name"] for item in command["layout"]), buffers, strict=True
-                )
+            names = [item["name"] for item in command["layout"]]
+            sample = command.get("sample")  # {tensor name: flat indices} for huge tensors
+            payload: dict[str, Any] = {
+                "inputs": {
+                    name: _take(t, sample.get(name) if sample else None)
+                    for name, t in zip(names, buffers, strict=True)
+                }
             }
-            payload = {"inputs": saved}
             if type(output) is torch.Tensor:
-                # clone(): a view must not drag its whole (maybe huge) storage along.
-                payload["out"] = output.detach().to("cpu").contiguous().clone()
+                payload["out"] = _take(output, sample.get("out") if sample else None)
             torch.save(payload, os.path.join(job["outbox"], command["file"]))
             channel.send("saved", overhead_ns=_now() - began)
         elif op == "drop":
             pass
         elif op == "profile":
             channel.send("profiled", ops=_profile(function, buffers, command.get("top", 10)))
+
+
+def _runqueue_wait_ns() -> int:
+    """Time this thread spent runnable but not running (preempted), from schedstat.
+
+    On a shared machine another process landing on our core stretches a call; the
+    trusted side discards such runs instead of averaging the disturbance in.
+    """
+    try:
+        with open("/proc/thread-self/schedstat", encoding="ascii") as handle:
+            return int(handle.read().split()[1])
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+def _take(tensor: Any, indices: list[int] | None) -> Any:
+    """A CPU copy of ``tensor``, or of just the given flat positions of it."""
+    import torch
+
+    tensor = tensor.detach()
+    if indices is None:
+        # clone(): a view must not drag its whole (maybe huge) storage along.
+        return tensor.to("cpu").contiguous().clone()
+    flat = tensor.reshape(-1)
+    return flat[torch.tensor(indices, dtype=torch.int64, device=flat.device)].to("cpu")
 
 
 def _profile(function: Any, buffers: list[Any], top: int) -> list[dict[str, Any]]:

@@ -133,3 +133,22 @@ def test_background_work_during_companion_timing_is_flagged(graded) -> None:
     assert "background_activity" in report["flags"]
     assert report["performance"]["relative_to_reference"] is None
     assert report["performance"]["points"] == 0
+
+
+def test_sampled_verification_of_huge_outputs(quick_spec, monkeypatch) -> None:
+    """Outputs above the full-check size are verified on secret random positions."""
+    from graders import engine, grade
+
+    monkeypatch.setattr(engine, "_FULL_CHECK_ELEMENTS", 2000)
+    samples = quick_spec.path / "samples"
+
+    def run(name: str) -> dict:
+        return grade(quick_spec, (samples / name).read_text(), "cpu", compare=False,
+                     profile=False)
+
+    replay = run("cache_replay.py")
+    assert replay["verdict"] == "wrong"
+    assert "timed" in replay["message"]
+    assert replay["correctness"]["first_mismatch"]["index"][0] >= 0
+    honest = run("fast.py")
+    assert honest["verdict"] == "correct"

@@ -1,0 +1,1 @@
+"""Benchmarks of the grading engine itself (fidelity and repeatability)."""

@@ -1,0 +1,5 @@
+import torch
+
+
+def copy(x: torch.Tensor) -> torch.Tensor:
+    return x.clone()

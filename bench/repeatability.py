@@ -1,0 +1,49 @@
+"""Repeatability: how much does the achieved bandwidth vary between gradings?
+
+Grades the same submission N times (each a fresh sandbox, fresh inputs) and reports
+the coefficient of variation of the achieved GB/s and the spread of the points given.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+from pathlib import Path
+from typing import Any
+
+from graders import grade, load_exercise
+
+REPO = Path(__file__).resolve().parents[1]
+VECTOR_ADD = REPO / "exercises" / "ch15" / "vector-add"
+
+
+def run(count: int = 10, device: str = "cpu", compare: bool = False) -> dict[str, Any]:
+    spec = load_exercise(VECTOR_ADD)
+    source = (VECTOR_ADD / "samples" / "fast.py").read_text()
+    gbps, points, seconds, runs = [], [], [], []
+    for _ in range(count):
+        report = grade(spec, source, device, compare=compare, profile=False)
+        assert report["verdict"] == "correct", report["message"]
+        perf = report["performance"]
+        gbps.append(perf["achieved_gbps"])
+        points.append(perf["points"])
+        seconds.append(report["timings"]["total_s"])
+        runs.append(perf["runs"])
+    mean = statistics.fmean(gbps)
+    return {
+        "device": device,
+        "gradings": count,
+        "achieved_gbps": gbps,
+        "mean_gbps": mean,
+        "cv": statistics.pstdev(gbps) / mean,
+        "min_gbps": min(gbps),
+        "max_gbps": max(gbps),
+        "points": points,
+        "mean_grading_s": statistics.fmean(seconds),
+        "mean_runs": statistics.fmean(runs),
+    }
+
+
+if __name__ == "__main__":
+    print(json.dumps(run(int(sys.argv[1]) if len(sys.argv) > 1 else 10), indent=2))
