@@ -126,7 +126,8 @@ REDIS_URL = os.environ.get("REDIS_URL", "")
 def filesystem_broker(folder: Path) -> tuple[str, dict[str, object]]:
     """kombu's filesystem transport: messages are files in one folder that every process on
     this machine shares. It needs no server, which is what `make run` on a fresh machine needs."""
-    (folder / "processed").mkdir(parents=True, exist_ok=True)
+    for sub in ("processed", "control"):
+        (folder / sub).mkdir(parents=True, exist_ok=True)
     return "filesystem://", {
         "data_folder_in": str(folder),
         "data_folder_out": str(folder),
