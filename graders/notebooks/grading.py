@@ -207,7 +207,7 @@ def _guard_partial_credit(cell: NotebookNode) -> None:
     """nbgrader reads partial credit from a test cell's displayed value and stops the
     whole autograde when that value lacks text/plain or exceeds the cell's points; the
     displayed value comes from the kernel, so such a cell scores 0 here instead."""
-    points = float(cell.metadata.nbgrader.get("points", 0) or 0)
+    points = float(cell.metadata.get("nbgrader", {}).get("points", 0) or 0)
     for position, output in enumerate(cell.outputs):
         if output.output_type == "error" or (
             output.output_type == "stream" and output.name == "stderr"

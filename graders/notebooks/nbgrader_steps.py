@@ -192,7 +192,8 @@ def restore(submission: NotebookNode, release: NotebookNode, book: Gradebook) ->
         OverwriteCells(log=_LOG, add_missing_cells=True),
         CheckCellMetadata(log=_LOG),
     ]
-    return _run(steps, nb, book.resources())
+    # Cells OverwriteCells adds back hold plain dicts inside: make it NotebookNodes again.
+    return nbformat.from_dict(_run(steps, nb, book.resources()))
 
 
 def score(executed: NotebookNode, book: Gradebook) -> NotebookGrades:
