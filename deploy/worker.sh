@@ -5,6 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 kind="${GRADING_DEVICE_KIND:-cpu}"
+# One sandbox slot per worker on this machine (its own uid; on a GPU node, its own GPU).
+export GRADERS_SLOT="${GRADERS_SLOT:-${CUDA_VISIBLE_DEVICES:-0}}"
 pool=(--pool prefork --concurrency 1)
 [ "$kind" = "cuda" ] && pool=(--pool solo)
 exec .venv/bin/celery -A config worker -Q "$kind" "${pool[@]}" \

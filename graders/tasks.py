@@ -7,6 +7,7 @@ the submission, calls the engine, and hands the report to the services that writ
 from __future__ import annotations
 
 import logging
+import os
 import socket
 import time
 import traceback
@@ -65,15 +66,23 @@ def grade_submission(self, submission_id: int) -> None:  # type: ignore[no-untyp
     )
 
 
+def sandbox_slot() -> int:
+    """This worker's device slot. Workers on one machine need different slots: each slot has
+    its own sandbox uid (process limits count per uid) and, on a GPU node, its own GPU."""
+    return int(os.environ.get("GRADERS_SLOT", "0"))
+
+
 def _grade(kind: str, folder: Path, source: str, device: str) -> tuple[str, dict[str, Any]]:
     """Run the engine for this kind of submission; returns the content hash and the report."""
     if kind == "notebook":
         from graders.notebooks import grade_notebook, load_notebook_exercise
 
         notebook_spec = load_notebook_exercise(folder)
-        return notebook_spec.content_hash, grade_notebook(notebook_spec, source)
+        return notebook_spec.content_hash, grade_notebook(
+            notebook_spec, source, slot=sandbox_slot()
+        )
     spec = load_exercise(folder)
-    return spec.content_hash, grade(spec, source, device=device)
+    return spec.content_hash, grade(spec, source, device=device, slot=sandbox_slot())
 
 
 @shared_task(name="graders.requeue_stale", ignore_result=True)
