@@ -21,7 +21,7 @@ VECTOR_ADD = REPO / "exercises" / "ch15" / "vector-add"
 def run(count: int = 10, device: str = "cpu", compare: bool = False) -> dict[str, Any]:
     spec = load_exercise(VECTOR_ADD)
     source = (VECTOR_ADD / "samples" / "fast.py").read_text()
-    gbps, points, seconds, runs = [], [], [], []
+    gbps, points, seconds, runs, disturbed = [], [], [], [], []
     for _ in range(count):
         report = grade(spec, source, device, compare=compare, profile=False)
         assert report["verdict"] == "correct", report["message"]
@@ -30,6 +30,7 @@ def run(count: int = 10, device: str = "cpu", compare: bool = False) -> dict[str
         points.append(perf["points"])
         seconds.append(report["timings"]["total_s"])
         runs.append(perf["runs"])
+        disturbed.append(perf.get("disturbed_runs") or 0)
     mean = statistics.fmean(gbps)
     return {
         "device": device,
@@ -42,6 +43,7 @@ def run(count: int = 10, device: str = "cpu", compare: bool = False) -> dict[str
         "points": points,
         "mean_grading_s": statistics.fmean(seconds),
         "mean_runs": statistics.fmean(runs),
+        "disturbed_runs": disturbed,
     }
 
 

@@ -73,6 +73,23 @@ def main() -> None:
         f"gradings): CV {rep_cmp['cv'] * 100:.2f}%, mean runs {rep_cmp['mean_runs']:.1f}, "
         f"mean grading time {rep_cmp['mean_grading_s']:.1f} s.",
         "",
+        f"Runs discarded because the process was preempted during the call (schedstat "
+        f"run-queue wait > 2% of the call), per grading: {rep.get('disturbed_runs')}.",
+        "",
+        "## Notes",
+        "",
+        "- This machine is shared: other jobs run on both cores while benchmarks run. A "
+        "first repeatability measurement (2026-12-02 11:13 UTC), before preempted runs were "
+        "discarded, gave CV 24.95% over 10 gradings: 3 gradings measured ~8 GB/s instead "
+        "of ~15.5 GB/s, and got 2.1-2.4 instead of 4 performance points. Discarding runs "
+        "during which the harness thread waited on the run queue (read from "
+        "/proc/thread-self/schedstat around the call) brought it to the figure above.",
+        "- Memory-bandwidth contention from the *other* core is not detected that way; a "
+        "dedicated grading machine (or cores reserved with a cpuset) avoids it.",
+        "- On CPU, `THP_MEM_ALLOC_ENABLE=1` is set in the sandbox so that a fresh 64 MiB "
+        "output costs a few huge-page faults rather than 16k small ones (`a + b` measured "
+        "4.3 GB/s without it and 15.9 GB/s with it on this machine).",
+        "",
         "## Raw figures",
         "",
         "```json",

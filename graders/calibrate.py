@@ -66,7 +66,7 @@ def _cache_key(device: str, name: str) -> str:
     return f"{device}|{name}|threads=1|torch={torch.__version__}"
 
 
-def _probe(device: str) -> dict[str, Any]:
+def _probe(device: str, slot: int) -> dict[str, Any]:
     from .sandbox import sandbox_env
 
     command = [
@@ -76,7 +76,7 @@ def _probe(device: str) -> dict[str, Any]:
         f"import sys; sys.path.insert(0, {str(GRADER_ROOT)!r}); "
         f"from harness.probe import main; main({device!r})",
     ]
-    core = pick_core(0)
+    core = pick_core(slot)
     if core is not None and shutil.which("taskset") and device == "cpu":
         command = ["taskset", "-c", str(core), *command]
     env = sandbox_env(str(cache_dir()), device)
@@ -90,8 +90,17 @@ def _probe(device: str) -> dict[str, Any]:
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
-def peaks(device: str = "cpu", refresh: bool = False) -> dict[str, Any]:
-    """{"gbps", "flops_per_s", "method", "datasheet_gbps", "device_name", ...}."""
+def peaks(device: str = "cpu", refresh: bool = False, slot: int | None = None) -> dict[str, Any]:
+    """{"gbps", "flops_per_s", "method", "datasheet_gbps", "device_name", ...}.
+
+    ``slot``: the grading slot already held by the caller; None acquires one, so a
+    calibration never runs on a core where a grading is being timed.
+    """
+    if slot is None:
+        from .slots import acquire
+
+        with acquire() as held:
+            return peaks(device, refresh, held)
     name = device_name(device)
     key = _cache_key(device, name)
     path = cache_dir() / "peaks.json"
@@ -100,7 +109,7 @@ def peaks(device: str = "cpu", refresh: bool = False) -> dict[str, Any]:
         cache = json.loads(path.read_text())
     if not refresh and key in cache:
         return cache[key]
-    measured = _probe(device)
+    measured = _probe(device, slot)
     sheet = datasheet(measured.get("device_name", name))
     entry = {
         "gbps": measured["gbps"],

@@ -137,9 +137,9 @@ def test_background_work_during_companion_timing_is_flagged(graded) -> None:
 
 def test_sampled_verification_of_huge_outputs(quick_spec, monkeypatch) -> None:
     """Outputs above the full-check size are verified on secret random positions."""
-    from graders import engine, grade
+    from graders import grade, phases
 
-    monkeypatch.setattr(engine, "_FULL_CHECK_ELEMENTS", 2000)
+    monkeypatch.setattr(phases, "_FULL_CHECK_ELEMENTS", 2000)
     samples = quick_spec.path / "samples"
 
     def run(name: str) -> dict:

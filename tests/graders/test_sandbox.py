@@ -49,3 +49,14 @@ def test_capped_reader_keeps_head_and_counts_rest() -> None:
     text = reader.text()
     assert text.startswith("a" * 1000)
     assert "99000 more bytes not kept" in text
+
+
+def test_slots_are_exclusive(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from graders import slots
+
+    monkeypatch.setenv("GRADERS_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("GRADERS_SLOTS", "2")
+    with slots.acquire() as first, slots.acquire() as second:
+        assert {first, second} == {0, 1}
+    with slots.acquire() as again:
+        assert again == 0  # released on exit
