@@ -8,6 +8,7 @@ try:
     for _ in range(100000):
         if os.fork() == 0:
             import time
+
             time.sleep(60)
             os._exit(0)
         children += 1
