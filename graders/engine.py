@@ -215,7 +215,10 @@ def _grade(
             session.close()
             for companion in companions.values():
                 companion.session.close()
-        builder.device_name = getattr(run, "device_name", None)
+        # On CPU the harness only knows "cpu"; the model name is what a reader wants.
+        builder.device_name = (
+            calibrate.device_name("cpu") if device == "cpu" else getattr(run, "device_name", None)
+        )
         builder.sandbox = {"mode": sandbox.mode(), "core": sandbox.pick_core(slot), "slot": slot}
         builder.stderr = session.process.stderr.text(tail=4000)
         builder.stdout = session.process.stdout.text(tail=2000)

@@ -7,6 +7,7 @@ properties, enum, items, minimum), so no dependency is needed to check reports.
 from __future__ import annotations
 
 import json
+import math
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -120,32 +121,45 @@ class ReportBuilder:
                 "method": self.peaks.get("method"),
                 "datasheet_gbps": self.peaks.get("datasheet_gbps"),
             }
-        return {
-            "exercise": spec.slug,
-            "exercise_hash": spec.content_hash,
-            "verdict": verdict,
-            "message": message,
-            "gradable": verdict != "rejected",
-            "score": round(score, 3),
-            "max_score": spec.max_score,
-            "flags": self.flags if verdict == "correct" else [],
-            "correctness": correctness,
-            "performance": performance,
-            "peak": peak,
-            "profile": self.profile if verdict == "correct" else None,
-            "device": {"kind": self.device, "name": self.device_name, "sandbox": self.sandbox},
-            "timings": {
-                "sandbox_start_s": None,
-                "setup_s": None,
-                "check_s": None,
-                "timing_s": None,
-                **self.timings,
-                "total_s": total_s,
-            },
-            "stderr": (self.stderr or "")[-_STDERR_TAIL:] or None,
-            "stdout": (self.stdout or "")[-2000:] or None,
-            "traceback": self.traceback,
-        }
+        return _json_safe(
+            {
+                "exercise": spec.slug,
+                "exercise_hash": spec.content_hash,
+                "verdict": verdict,
+                "message": message,
+                "gradable": verdict != "rejected",
+                "score": round(score, 3),
+                "max_score": spec.max_score,
+                "flags": self.flags if verdict == "correct" else [],
+                "correctness": correctness,
+                "performance": performance,
+                "peak": peak,
+                "profile": self.profile if verdict == "correct" else None,
+                "device": {"kind": self.device, "name": self.device_name, "sandbox": self.sandbox},
+                "timings": {
+                    "sandbox_start_s": None,
+                    "setup_s": None,
+                    "check_s": None,
+                    "timing_s": None,
+                    **self.timings,
+                    "total_s": total_s,
+                },
+                "stderr": (self.stderr or "")[-_STDERR_TAIL:] or None,
+                "stdout": (self.stdout or "")[-2000:] or None,
+                "traceback": self.traceback,
+            }
+        )
+
+
+def _json_safe(value: Any) -> Any:
+    """NaN/Infinity are not JSON (PostgreSQL's jsonb rejects them): write them as strings."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, dict):
+        return {key: _json_safe(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_safe(item) for item in value]
+    return value
 
 
 def grader_failure(slug: str, max_score: float, device: str, message: str) -> dict[str, Any]:

@@ -305,12 +305,17 @@ def _bwrap_args(scratch: Path, grader_root: Path, device: str, limits: SandboxLi
     args += _bind_python_args()
     args += [
         "--proc", "/proc", "--dev", "/dev",
-        "--size", str(limits.tmpfs_mb * 1024 * 1024), "--tmpfs", "/tmp",
+        "--size", str(limits.tmpfs_mb * 1024 * 1024), "--perms", "1777", "--tmpfs", "/tmp",
         "--perms", "0755", "--dir", "/opt",
         # Only the harness package: the rest of graders/ (engine, loaders) stays outside.
         "--perms", "0755", "--dir", GRADER_MOUNT,
         "--ro-bind", str(grader_root / "harness"), f"{GRADER_MOUNT}/harness",
         "--bind", str(scratch), SCRATCH_MOUNT,
+        # HOME (pip/torch caches, anything the submission writes for itself) lives in
+        # a size-capped tmpfs, so it cannot fill the host disk; out/ stays on disk
+        # because the trusted side reads results from it.
+        "--size", str(limits.tmpfs_mb * 1024 * 1024), "--perms", "1777",
+        "--tmpfs", f"{SCRATCH_MOUNT}/home",
         "--chdir", SCRATCH_MOUNT,
     ]  # fmt: skip
     if device == "cuda":
