@@ -85,7 +85,7 @@ class ReportBuilder:
         spec = self.spec
         score = 0.0
         correctness: dict[str, Any] | None = None
-        if verdict != "rejected" and (self.correctness or verdict in ("wrong", "correct")):
+        if verdict in ("wrong", "correct"):  # for error/timeout/rejected it does not apply
             correctness = {
                 "passed": verdict == "correct",
                 "trials": 0,

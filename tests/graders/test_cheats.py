@@ -89,6 +89,14 @@ def test_sandbox_hides_reference_network_and_privileges(graded, quick_spec) -> N
             facts["network"] = "connected"
         except OSError as exc:
             facts["network"] = type(exc).__name__
+        facts["writable"] = {{}}
+        for place in ("/tmp", os.environ["HOME"], "/scratch", "/scratch/in", "/opt/grader/harness"):
+            try:
+                with open(os.path.join(place, "probe"), "w") as handle:
+                    handle.write("x")
+                facts["writable"][place] = True
+            except OSError:
+                facts["writable"][place] = False
         try:
             open("/usr/owned", "w")
             facts["usr_writable"] = True
@@ -118,6 +126,13 @@ def test_sandbox_hides_reference_network_and_privileges(graded, quick_spec) -> N
     assert facts["found_reference_files"] == []
     assert facts["network"] != "connected"
     assert facts["usr_writable"] is False
+    assert facts["writable"] == {
+        "/tmp": True,
+        "/scratch/home": True,
+        "/scratch": False,
+        "/scratch/in": False,
+        "/opt/grader/harness": False,
+    }
     assert facts["cores"] == 1
     assert facts["shadow_visible"] is False
     assert int(facts["cap_eff"], 16) == 0

@@ -96,3 +96,11 @@ def test_validator_catches_bad_reports() -> None:
     bad = dict(good)
     del bad["timings"]
     assert any("timings" in e for e in report.validate(bad))
+
+
+def test_reports_are_strict_json() -> None:
+    import json
+
+    safe = report._json_safe({"a": [float("nan"), float("inf"), 1.5], "b": {"c": -float("inf")}})
+    assert safe == {"a": ["nan", "inf", 1.5], "b": {"c": "-inf"}}
+    json.dumps(safe, allow_nan=False)
