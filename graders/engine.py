@@ -78,7 +78,7 @@ def _start_session(
             device=device,
             slot=slot,
             limits=limits,
-            env=sandbox.sandbox_env(where.scratch, device),
+            env=sandbox.sandbox_env(where.scratch, device, _gpu_env(device, slot)),
             pass_fds=(results_w, control_r),
             uid=uid,
         )
@@ -116,6 +116,14 @@ def _require_measure(spec: ExerciseSpec, device: str, timed: dict[str, Any]) -> 
         and timed.get(curve.measure) is None
     ):
         raise GraderError(f"the {curve.measure} figure could not be measured (companion failed)")
+
+
+def _gpu_env(device: str, slot: int) -> dict[str, str]:
+    """With $GRADERS_GPUS="0,1,..." each slot sees only its own GPU."""
+    gpus = [g for g in os.environ.get("GRADERS_GPUS", "").split(",") if g.strip()]
+    if device != "cuda" or not gpus:
+        return {}
+    return {"CUDA_VISIBLE_DEVICES": gpus[slot % len(gpus)].strip()}
 
 
 def _flush_bytes() -> int:

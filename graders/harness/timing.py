@@ -37,8 +37,11 @@ class Timer:
     def stop(self) -> int:
         """Nanoseconds since ``start`` (waits for queued GPU work first)."""
         if self.cuda:
-            self._stop.record()
+            # Synchronize the whole device *before* recording the stop event: work the
+            # submission queued on other streams would otherwise finish after it.
             torch.cuda.synchronize()
+            self._stop.record()
+            self._stop.synchronize()
             return int(self._start.elapsed_time(self._stop) * 1e6)
         return _PERF_NS() - self._t0
 
