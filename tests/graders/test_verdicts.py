@@ -90,6 +90,9 @@ def test_crash_names_exception_and_line(graded) -> None:
         ("exits_zero.py", "error", "exit()"),
         ("exit_early.py", "error", "exited (status 0)"),
         ("allocates_too_much.py", "error", "memory"),
+        ("segfaults.py", "error", "SIGSEGV"),
+        ("exits_three.py", "error", "status 3"),
+        ("closes_channel.py", "error", "status"),
     ],
 )
 def test_student_failures(graded, name: str, verdict: str, words: str) -> None:
