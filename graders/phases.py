@@ -387,7 +387,11 @@ class Grader:
                 else:
                     times.append(seconds)
                 claimed += seconds
-                accounted += seconds + max(int(done.get("overhead_ns", 0)), 0) / 1e9
+                # Time the child was runnable but waiting for the core (busy machine)
+                # is accounted for too; the call's own preemption is already in ``ns``.
+                queued = max(int(done.get("queued_ns", 0)) - int(done.get("wait_ns", 0)), 0)
+                overhead = max(int(done.get("overhead_ns", 0)), 0)
+                accounted += seconds + (overhead + queued) / 1e9
                 observed += round_trip
                 stop = bool(times) and measure.should_stop(times, policy, student_spent, limit)
                 # Which calls get verified is decided only now, after the call returned.

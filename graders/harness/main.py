@@ -8,6 +8,7 @@ Protocol (JSON lines; results go out on ``results_fd``, commands come in on
     <- call {shapes, layout, seed, flush}  fill inputs from seed, flush cache, time one call
     -> done {ns, overhead_ns, wait_ns, out} out describes what came back; wait_ns is
                                            time spent preempted during the call
+    (every message also carries queued_ns: run-queue wait since the previous one)
     <- save {file, sample?} | drop         save output + inputs-after-call for checking
                                            (sample: only these flat positions, for huge ones)
     -> saved
@@ -43,10 +44,17 @@ class Channel:
         os.set_inheritable(control_fd, False)
         self._out = os.fdopen(results_fd, "w", buffering=1, encoding="utf-8")
         self._in = os.fdopen(control_fd, "r", encoding="utf-8")
+        self._queued_mark = _runqueue_wait_ns()
 
     def send(self, op: str, **fields: Any) -> None:
+        # queued_ns: time spent runnable-but-not-running since our previous message,
+        # including the wait to be scheduled after the command arrived. The trusted
+        # side needs it to tell a busy machine from a clock that was tampered with.
+        queued = _runqueue_wait_ns()
+        fields.setdefault("queued_ns", queued - self._queued_mark)
         self._out.write(json.dumps({"op": op, **fields}) + "\n")
         self._out.flush()
+        self._queued_mark = _runqueue_wait_ns()
 
     def receive(self) -> dict[str, Any]:
         line = self._in.readline()
