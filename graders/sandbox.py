@@ -302,10 +302,14 @@ def _bwrap_args(scratch: Path, grader_root: Path, device: str, limits: SandboxLi
             args += ["--ro-bind", directory, directory]
     for item in _ETC_FILES:
         args += ["--ro-bind-try", item, item]
-    args += _bind_python_args()
+    # /tmp first, then the interpreter: a checkout (and its venv) may itself live under /tmp,
+    # and a later mount covers an earlier one.
     args += [
         "--proc", "/proc", "--dev", "/dev",
         "--size", str(limits.tmpfs_mb * 1024 * 1024), "--perms", "1777", "--tmpfs", "/tmp",
+    ]  # fmt: skip
+    args += _bind_python_args()
+    args += [
         "--perms", "0755", "--dir", "/opt",
         # Only the harness package: the rest of graders/ (engine, loaders) stays outside.
         "--perms", "0755", "--dir", GRADER_MOUNT,
