@@ -107,7 +107,12 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--json", action="store_true")
     ls = sub.add_parser("list", help="list exercises")
     ls.add_argument("--root", type=Path, default=None)
+    from .authoring.cli import add_subcommands  # validate, import-kernelbench
+
+    add_subcommands(sub)
     args = parser.parse_args(argv)
+    if getattr(args, "run", None) is not None:
+        return int(args.run(args))
 
     try:
         if args.command == "list":

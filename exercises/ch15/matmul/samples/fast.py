@@ -1,0 +1,5 @@
+import torch
+
+
+def matmul(a, b):
+    return a @ b
