@@ -24,7 +24,7 @@ SUBMISSIONS = Path(__file__).resolve().parent / "submissions"
 _QUICK = {
     r"timed = \{ n = 16777216 \}": "timed = { n = 4194304 }",
     r"setup_s = 60": "setup_s = 8",
-    r"timed_s = 30": "timed_s = 8",
+    r"timed_s = 30": "timed_s = 5",
     r"warmup = 2": "warmup = 1",
     r"min_runs = 7": "min_runs = 5",
     r"max_runs = 25": "max_runs = 12",
