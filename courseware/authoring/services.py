@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 from django.conf import settings
 from django.db import transaction
@@ -43,45 +44,22 @@ def course_get_default() -> Course:
     return course
 
 
-def content_load(*, root: Path) -> list[ExerciseSpec]:
-    """Every exercise under root, or SpecError naming the file and field that is wrong."""
-    specs = iter_exercises(root)
-    seen: dict[str, Path] = {}
+def _claim_slugs(taken: dict[str, Path], specs: list[Any], file_name: str) -> None:
+    """Slugs are unique across chapters and kinds: the API names content by slug alone."""
     for spec in specs:
-        if spec.slug in seen:
+        if spec.slug in taken:
             raise SpecError(
-                f"{spec.path / 'exercise.toml'}: slug '{spec.slug}' is also used by "
-                f"{seen[spec.slug]}; slugs must be unique across chapters"
+                f"{spec.path / file_name}: slug '{spec.slug}' is also used by "
+                f"{taken[spec.slug]}; slugs must be unique across all content"
             )
-        seen[spec.slug] = spec.path
-    return specs
+        taken[spec.slug] = spec.path
 
 
-def quizzes_load(*, root: Path, exercise_slugs: set[str]) -> list[QuizSpec]:
-    """Every quiz under root, validated; SpecError naming the file and field that is wrong."""
+def _quizzes(root: Path) -> list[QuizSpec]:
     try:
-        quizzes = load_quizzes(root)
+        return load_quizzes(root)
     except QuizFileError as exc:
         raise SpecError(str(exc)) from exc
-    for quiz in quizzes:
-        if quiz.slug in exercise_slugs:
-            raise SpecError(
-                f"{quiz.path / 'quiz.toml'}: slug '{quiz.slug}' is also an exercise's slug; "
-                "slugs must be unique across all content"
-            )
-    return quizzes
-
-
-def notebooks_load(*, root: Path, taken: dict[str, Path]) -> list[NotebookExerciseSpec]:
-    notebooks = iter_notebook_exercises(root)
-    for notebook in notebooks:
-        if notebook.slug in taken:
-            raise SpecError(
-                f"{notebook.path / 'notebook.toml'}: slug '{notebook.slug}' is also used by "
-                f"{taken[notebook.slug]}; slugs must be unique across all content"
-            )
-        taken[notebook.slug] = notebook.path
-    return notebooks
 
 
 def _item_upsert(
@@ -129,12 +107,14 @@ class LoadedContent:
 def content_load_all(*, root: Path | None = None) -> LoadedContent:
     """Parse and validate all content; SpecError names the file and field that is wrong."""
     root = Path(root or settings.GRADERS_EXERCISES_ROOT)
-    specs = content_load(root=root)
-    notebooks = notebooks_load(root=root, taken={s.slug: s.path for s in specs})
-    quizzes = quizzes_load(
-        root=root, exercise_slugs={s.slug for s in specs} | {n.slug for n in notebooks}
-    )
-    return LoadedContent(root=root, exercises=specs, notebooks=notebooks, quizzes=quizzes)
+    exercises = iter_exercises(root)
+    notebooks = iter_notebook_exercises(root)
+    quizzes = _quizzes(root)
+    taken: dict[str, Path] = {}
+    _claim_slugs(taken, exercises, "exercise.toml")
+    _claim_slugs(taken, notebooks, "notebook.toml")
+    _claim_slugs(taken, quizzes, "quiz.toml")
+    return LoadedContent(root=root, exercises=exercises, notebooks=notebooks, quizzes=quizzes)
 
 
 def content_write(content: LoadedContent) -> SyncSummary:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
 
 from django.contrib import messages
@@ -37,19 +38,20 @@ def review_queue(request: HttpRequest) -> HttpResponse:
     return render(request, "courseware/review_queue.html", {"queue": queue})
 
 
-@login_required
-@require_POST
-def manual_grade(request: HttpRequest, submission_id: int) -> HttpResponse:
+def _record_score(
+    request: HttpRequest, submission_id: int, record: Callable[..., object], **fields: object
+) -> HttpResponse:
+    """Read the score from the form, let a service record it, and say how that went."""
     submission = _staff_submission(request, submission_id)
     score = _score_from(request)
     if score is not None:
         try:
-            services.manual_grade_record(
+            record(
                 submission=submission,
-                grade_id=request.POST.get("grade_id", ""),
                 score=score,
                 comment=request.POST.get("comment", ""),
                 author=request.user,
+                **fields,
             )
         except services.ManualGradeRefused as refused:
             messages.error(request, str(refused))
@@ -60,22 +62,19 @@ def manual_grade(request: HttpRequest, submission_id: int) -> HttpResponse:
 
 @login_required
 @require_POST
+def manual_grade(request: HttpRequest, submission_id: int) -> HttpResponse:
+    return _record_score(
+        request,
+        submission_id,
+        services.manual_grade_record,
+        grade_id=request.POST.get("grade_id", ""),
+    )
+
+
+@login_required
+@require_POST
 def override(request: HttpRequest, submission_id: int) -> HttpResponse:
-    submission = _staff_submission(request, submission_id)
-    score = _score_from(request)
-    if score is not None:
-        try:
-            services.override_record(
-                submission=submission,
-                score=score,
-                comment=request.POST.get("comment", ""),
-                author=request.user,
-            )
-        except services.ManualGradeRefused as refused:
-            messages.error(request, str(refused))
-        else:
-            messages.success(request, _("Override saved."))
-    return redirect("submission-detail", submission_id=submission.pk)
+    return _record_score(request, submission_id, services.override_record)
 
 
 @login_required

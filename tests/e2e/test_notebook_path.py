@@ -6,7 +6,6 @@ import json
 import urllib.request
 import uuid
 
-import nbformat
 import pytest
 from django.conf import settings
 from django.test import Client
@@ -16,29 +15,15 @@ from graders.notebooks import load_notebook_exercise
 from tests.conftest import make_cast
 from tests.e2e.conftest import Worker, wait_for
 from tests.e2e.test_grading_path import Api
+from tests.graders.notebooks.conftest import solved_release
 
 pytestmark = pytest.mark.e2e
 
 
 def solved_notebook() -> bytes:
-    """The release version with the instructor's solutions typed in, as a student would."""
-    spec = load_notebook_exercise(settings.GRADERS_EXERCISES_ROOT / "ch15" / "fusion-notebook")
-    source = nbformat.read(spec.source_path, as_version=4)
-    answers = {
-        c.metadata.nbgrader["grade_id"]: c.source
-        for c in source.cells
-        if c.metadata.get("nbgrader", {}).get("solution")
-    }
-    release = nbformat.reads(spec.release.decode(), as_version=4)
-    for c in release.cells:
-        grade_id = c.metadata.get("nbgrader", {}).get("grade_id")
-        if grade_id in answers:
-            c.source = (
-                answers[grade_id]
-                .replace("### BEGIN SOLUTION\n", "")
-                .replace("### END SOLUTION", "")
-            )
-    return nbformat.writes(release).encode()
+    return solved_release(
+        load_notebook_exercise(settings.GRADERS_EXERCISES_ROOT / "ch15" / "fusion-notebook")
+    )
 
 
 def upload(base: str, token: str, notebook: bytes) -> tuple[int, dict]:

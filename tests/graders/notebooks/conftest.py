@@ -159,3 +159,23 @@ def cell(report: dict[str, Any], grade_id: str) -> dict[str, Any]:
 def student_visible(report: dict[str, Any]) -> str:
     """Every field a student is shown: the message and each cell's output."""
     return "\n".join([report["message"] or ""] + [c["output"] or "" for c in report["cells"]])
+
+
+def solved_release(spec: NotebookExerciseSpec) -> bytes:
+    """The release with the source's solution cells copied in, as a student would."""
+    source = nbformat.read(spec.source_path, as_version=4)
+    answers = {
+        c.metadata.nbgrader["grade_id"]: c.source
+        for c in source.cells
+        if c.metadata.get("nbgrader", {}).get("solution")
+    }
+    release = nbformat.reads(spec.release.decode(), as_version=4)
+    for c in release.cells:
+        grade_id = c.metadata.get("nbgrader", {}).get("grade_id")
+        if grade_id in answers:
+            c.source = (
+                answers[grade_id]
+                .replace("### BEGIN SOLUTION\n", "")
+                .replace("### END SOLUTION", "")
+            )
+    return nbformat.writes(release).encode()
