@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
 from pathlib import Path
 
@@ -14,6 +15,28 @@ from bench import fidelity, machine, repeatability
 from graders import calibrate
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "BENCHMARKS.md"
+HISTORY = Path(__file__).resolve().parent / "history.json"
+
+
+def _history_rows(entry: dict) -> list[str]:
+    """Append this run to bench/history.json and render all runs as a table."""
+    history = json.loads(HISTORY.read_text()) if HISTORY.exists() else []
+    history.append(entry)
+    HISTORY.write_text(json.dumps(history, indent=2) + "\n")
+    rows = [
+        "| measured | load avg (1 min) | fidelity ratio | CV | mean / min / max GB/s | "
+        "grading s | CV with companions | note |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for h in history:
+        load = "-" if h.get("load_average_1m") is None else f"{h['load_average_1m']:.1f}"
+        rows.append(
+            f"| {h['measured']} | {load} | {h['fidelity_ratio']:.3f} | {h['cv_percent']:.2f}% | "
+            f"{h['mean_gbps']:.2f} / {h['min_gbps']:.2f} / {h['max_gbps']:.2f} | "
+            f"{h['mean_grading_s']:.1f} | {h['companions_cv_percent']:.2f}% | "
+            f"{h.get('note', '')} |"
+        )
+    return rows
 
 
 def main() -> None:
@@ -21,19 +44,36 @@ def main() -> None:
     parser.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
     parser.add_argument("--gradings", type=int, default=10)
     parser.add_argument("--output", type=Path, default=DOC)
+    parser.add_argument("--note", default="", help="e.g. what else ran on the machine")
     args = parser.parse_args()
 
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    load_before = os.getloadavg()[0]
     peaks = calibrate.peaks(args.device)
     fid = fidelity.run(args.device)
     rep = repeatability.run(args.gradings, args.device)
     rep_cmp = repeatability.run(max(3, args.gradings // 3), args.device, compare=True)
     box = machine.describe()
+    history = _history_rows(
+        {
+            "measured": started,
+            "load_average_1m": load_before,
+            "fidelity_ratio": fid["ratio_engine_over_torch"],
+            "cv_percent": rep["cv"] * 100,
+            "mean_gbps": rep["mean_gbps"],
+            "min_gbps": rep["min_gbps"],
+            "max_gbps": rep["max_gbps"],
+            "mean_grading_s": rep["mean_grading_s"],
+            "companions_cv_percent": rep_cmp["cv"] * 100,
+            "note": args.note,
+        }
+    )
 
     lines = [
         "# Grading engine benchmarks",
         "",
-        f"Measured {started} with `python -m bench.run_all --device {args.device}`. "
+        f"Measured {started} (1-minute load average {load_before:.1f} before starting) with "
+        f"`python -m bench.run_all --device {args.device}`. "
         "Regenerate after changing the timing code; numbers are for this machine only.",
         "",
         "## Machine",
@@ -78,17 +118,21 @@ def main() -> None:
         "",
         "## Notes",
         "",
-        "- This machine is shared: other jobs run on both cores while benchmarks run. A "
-        "first repeatability measurement (2026-12-02 11:13 UTC), before preempted runs were "
-        "discarded, gave CV 24.95% over 10 gradings: 3 gradings measured ~8 GB/s instead "
-        "of ~15.5 GB/s, and got 2.1-2.4 instead of 4 performance points. Discarding runs "
-        "during which the harness thread waited on the run queue (read from "
-        "/proc/thread-self/schedstat around the call) brought it to the figure above.",
+        "- This machine is shared: other jobs often run on both cores during the "
+        "measurements, so read the figures together with the load average. The engine "
+        "discards runs during which the harness thread waited on the run queue (read from "
+        "/proc/thread-self/schedstat around the call; the first run in the history below "
+        "predates this) and re-measures, up to 2 x max_runs or half the time budget; under "
+        "sustained load it then has to keep disturbed runs, which is what the high CVs show.",
         "- Memory-bandwidth contention from the *other* core is not detected that way; a "
-        "dedicated grading machine (or cores reserved with a cpuset) avoids it.",
+        "dedicated grading machine (or cores reserved with a cpuset) avoids both problems.",
         "- On CPU, `THP_MEM_ALLOC_ENABLE=1` is set in the sandbox so that a fresh 64 MiB "
         "output costs a few huge-page faults rather than 16k small ones (`a + b` measured "
         "4.3 GB/s without it and 15.9 GB/s with it on this machine).",
+        "",
+        "## History of runs",
+        "",
+        *history,
         "",
         "## Raw figures",
         "",

@@ -44,16 +44,17 @@ An exercise is a folder ``exercises/<chapter>/<slug>/`` holding:
 
     [limits]                                 # all optional, defaults shown in ``Limits``
     setup_s = 60      # sandbox start + import of the submission + correctness calls
-    timed_s = 30      # the whole timed phase
-    memory_mb = 4096
+    timed_s = 30      # the submission's own calls in the timed phase (incl. refills)
+    memory_mb = 4096  # cgroup memory.max, else RLIMIT_AS on CPU
     source_bytes = 65536
+    output_mb = 2048  # largest result file the trusted side will read
 
     [timing]                                 # optional, defaults in ``TimingPolicy``
     warmup = 2
     min_runs = 5
     max_runs = 50
     target_median_error = 0.01               # stop when the median is known to +-1% (1 s.e.)
-    verified_samples = 2                     # timed calls whose output is checked too
+    verified_samples = 2                     # timed calls also checked (the last always)
 
     [correctness]                            # optional
     allow_input_mutation = false
