@@ -24,8 +24,11 @@ def test_monkeypatched_time_does_not_change_the_figure(graded) -> None:
     honest = graded("fast.py")["performance"]["median_s"]
     report = graded("patches_clock.py")
     assert report["verdict"] == "correct"
-    assert report["flags"] == []
-    assert 0.5 < report["performance"]["median_s"] / honest < 2.0
+    perf = report["performance"]
+    seen = (honest, perf["median_s"], perf["runs"], perf["disturbed_runs"], report["flags"])
+    assert report["flags"] == [], seen
+    # A stopped clock would give ~0; the band is wide because other jobs share this machine.
+    assert 0.33 < perf["median_s"] / honest < 3.0, seen
 
 
 def test_tampering_with_the_harness_clock_is_flagged(graded) -> None:
