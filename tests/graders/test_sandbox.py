@@ -60,3 +60,16 @@ def test_slots_are_exclusive(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
         assert {first, second} == {0, 1}
     with slots.acquire() as again:
         assert again == 0  # released on exit
+
+
+def test_rootless_path_works(quick_spec, monkeypatch: pytest.MonkeyPatch) -> None:
+    """bwrap --unshare-user without setpriv: what a developer laptop uses."""
+    monkeypatch.setenv("GRADERS_SANDBOX", "user")
+    sandbox.find_bwrap.cache_clear()
+    try:
+        source = (quick_spec.path / "samples" / "wrong.py").read_text()
+        report = grade(quick_spec, source, "cpu", compare=False, profile=False)
+    finally:
+        sandbox.find_bwrap.cache_clear()
+    assert report["device"]["sandbox"]["mode"] == "user"
+    assert report["verdict"] == "wrong"
