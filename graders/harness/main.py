@@ -237,6 +237,7 @@ def _profile(function: Any, buffers: list[Any], top: int) -> list[dict[str, Any]
     if cuda:
         activities.append(ProfilerActivity.CUDA)
     try:
+        function(*buffers)  # warm up first: one-off costs are not what the profile is for
         with profile(activities=activities) as prof:
             function(*buffers)
             if cuda:
