@@ -14,6 +14,8 @@ from courseware.courses.models import Course, Item, ItemKind
 from courseware.quizzes.services import quizzes_sync
 from courseware.quizzes.spec import QuizFileError, QuizSpec, load_quizzes
 from graders import ExerciseSpec, SpecError, iter_exercises
+from graders.authoring.meta import load_meta
+from graders.authoring.validate import validation_status
 from graders.notebooks import NotebookExerciseSpec, iter_notebook_exercises
 
 DEFAULT_COURSE_SLUG = "gpu-fundamentals"
@@ -26,12 +28,15 @@ class SyncSummary:
     quiz_questions: int = 0
     notebooks: int = 0
     unpublished: list[str] = field(default_factory=list)
+    withheld: list[str] = field(default_factory=list)
 
     def line(self) -> str:
         text = (
             f"{self.exercises} exercises, {self.quiz_questions} quiz questions, "
             f"{self.notebooks} notebooks"
         )
+        if self.withheld:
+            text += f"; not published: {', '.join(self.withheld)}"
         if self.unpublished:
             text += f"; no longer in the files, unpublished: {', '.join(self.unpublished)}"
         return text
@@ -62,6 +67,15 @@ def _quizzes(root: Path) -> list[QuizSpec]:
         raise SpecError(str(exc)) from exc
 
 
+def exercise_withheld_because(spec: ExerciseSpec) -> str | None:
+    """Why a coding exercise must not be published: a draft, or it failed validation."""
+    if load_meta(spec.path).draft:
+        return "draft"
+    if validation_status(spec) == "failed":
+        return "failed validation (python -m graders validate)"
+    return None
+
+
 def _item_upsert(
     *,
     root: Path,
@@ -69,6 +83,7 @@ def _item_upsert(
     kind: ItemKind,
     spec: ExerciseSpec | NotebookExerciseSpec,
     device_kinds: list[str],
+    published: bool = True,
 ) -> None:
     Item.objects.update_or_create(
         slug=spec.slug,
@@ -82,7 +97,7 @@ def _item_upsert(
             "content_hash": spec.content_hash,
             "max_score": Decimal(str(spec.max_score)),
             "device_kinds": device_kinds,
-            "is_published": True,
+            "is_published": published,
         },
     )
 
@@ -123,7 +138,11 @@ def content_write(content: LoadedContent) -> SyncSummary:
     course = course_get_default()
     with transaction.atomic():
         for spec in content.exercises:
+            reason = exercise_withheld_because(spec)
+            if reason:
+                summary.withheld.append(f"{spec.slug} ({reason})")
             _item_upsert(
+                published=reason is None,
                 root=root,
                 course=course,
                 kind=ItemKind.EXERCISE,

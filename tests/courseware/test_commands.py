@@ -64,3 +64,24 @@ def test_seed_demo_can_run_twice() -> None:
     first = run("seed_demo")
     assert "student" in first and "ta" in first and "instructor" in first
     assert run("seed_demo") == first
+
+
+@pytest.mark.django_db
+def test_drafts_and_exercises_that_failed_validation_are_not_published(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for slug in ("vector-add", "softmax"):
+        shutil.copytree(settings.GRADERS_EXERCISES_ROOT / "ch15" / slug, tmp_path / "ch15" / slug)
+    (tmp_path / "ch15" / "softmax" / "validate.toml").write_text("draft = true\n")
+    line = run("sync_content", "--root", str(tmp_path))
+    assert "not published: softmax (draft)" in line
+    assert not Item.objects.get(slug="softmax").is_published
+    assert Item.objects.get(slug="vector-add").is_published
+
+    monkeypatch.setattr(
+        "courseware.authoring.services.validation_status",
+        lambda spec: "failed" if spec.slug == "vector-add" else "unknown",
+    )
+    line = run("sync_content", "--root", str(tmp_path))
+    assert "vector-add (failed validation" in line
+    assert not Item.objects.get(slug="vector-add").is_published
