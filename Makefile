@@ -33,7 +33,7 @@ test-embedded-e2e: install
 		$(BIN)/python -m pytest -m e2e tests/e2e
 
 bench: install
-	$(BIN)/python -m bench
+	$(BIN)/python -m bench.run_all
 
 lint: install
 	$(BIN)/ruff check .
