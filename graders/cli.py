@@ -110,9 +110,14 @@ def main(argv: list[str] | None = None) -> int:
     from .authoring.cli import add_subcommands  # validate, import-kernelbench
 
     add_subcommands(sub)
+    from .notebooks.cli import add_subcommand  # grade-notebook, release-notebook
+
+    add_subcommand(sub)
     args = parser.parse_args(argv)
     if getattr(args, "run", None) is not None:
         return int(args.run(args))
+    if getattr(args, "handler", None) is not None:
+        return int(args.handler(args))
 
     try:
         if args.command == "list":

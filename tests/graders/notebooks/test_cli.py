@@ -46,3 +46,20 @@ def test_release_notebook_command(tiny_spec, tmp_path: Path) -> None:
     out = tmp_path / "release.ipynb"
     assert main(["release-notebook", str(tiny_spec.path), "-o", str(out)]) == 0
     assert out.read_bytes() == tiny_spec.release
+
+
+def test_the_main_cli_grades_notebooks_too(tiny_spec, tmp_path: Path) -> None:
+    junk = tmp_path / "junk.ipynb"
+    junk.write_text("not json")
+    result = subprocess.run(
+        [sys.executable, "-m", "graders", "grade-notebook", str(tiny_spec.path), str(junk),
+         "--json", "--slot", "3"],
+        cwd=REPO, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["verdict"] == "rejected"
+    missing = subprocess.run(
+        [sys.executable, "-m", "graders", "grade-notebook", str(tmp_path / "nope"), str(junk)],
+        cwd=REPO, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert missing.returncode == 2
