@@ -15,7 +15,8 @@ from typing import Any
 
 
 def _load(path: str, overrides: dict[str, int]) -> dict[str, Any]:
-    tree = ast.parse(open(path, encoding="utf-8").read(), filename=path)
+    with open(path, encoding="utf-8") as handle:
+        tree = ast.parse(handle.read(), filename=path)
     for node in tree.body:  # replace the module-level size constants
         if (
             isinstance(node, ast.Assign)

@@ -159,9 +159,7 @@ def read_problem(path: Path) -> Problem:
         raise SpecError(f"{path}: cannot read: {exc}") from None
     except SyntaxError as exc:
         raise SpecError(f"{path}: syntax error at line {exc.lineno}: {exc.msg}") from None
-    model = next(
-        (n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Model"), None
-    )
+    model = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Model"), None)
     if model is None:
         raise _fail(path, "Model", "missing: define class Model(nn.Module)")
     if not any(isinstance(n, ast.FunctionDef) and n.name == "forward" for n in model.body):
@@ -292,7 +290,7 @@ def _toml_value(value: Any) -> str:
 
 
 def _wrapper(model: str, init: dict[str, list[Any]]) -> str:
-    return f'''{WRAPPER_BEGIN}
+    return f"""{WRAPPER_BEGIN}
 _KB_SEED = {SEED}  # public: Model and {model} are built from the same seed
 _KB_INIT_INPUTS = {init!r}
 _kb_models = {{}}
@@ -311,7 +309,7 @@ def {ENTRY}(*inputs):
     with _torch.no_grad():
         return model(*inputs)
 {WRAPPER_END}
-'''
+"""
 
 
 def _rename_model(source: str) -> str:

@@ -1,3 +1,5 @@
+# KernelBench style on purpose (super(Model, self) tests the rename to ModelNew).
+# ruff: noqa: UP008
 import torch
 import torch.nn as nn
 
