@@ -22,8 +22,12 @@ def grade(
 ) -> dict[str, Any]:
     """Grade a submission; never raises for anything the student did (see engine.grade)."""
     # Imported lazily: loading specs (e.g. in a web process) must not import torch.
+    from .authoring.kernelbench import prepare_source
+    from .authoring.meta import load_meta
     from .engine import grade as _grade
 
+    # A KernelBench-style submission may define only ModelNew; give it the exercise's entry.
+    source = prepare_source(spec, load_meta(spec.path), source)
     run: Callable[..., dict[str, Any]] = _grade
     return run(spec, source, device, **options)
 

@@ -147,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
         if device not in spec.devices:
             print(f"error: {spec.slug} supports {', '.join(spec.devices)}", file=sys.stderr)
             return EXIT_USAGE
-        from .engine import grade
+        from . import grade
 
         report = grade(spec, args.file.read_bytes(), device, profile=not args.no_profile)
         print(json.dumps(report, indent=2) if args.json else human(report))

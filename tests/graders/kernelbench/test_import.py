@@ -48,7 +48,8 @@ def test_round_trip(problem: str, tmp_path: Path) -> None:
     quick = quick_spec(spec)
 
     def graded(source: str) -> dict:
-        return grade(quick, prepare_source(spec, meta, source), "cpu", profile=False)
+        # grade() itself wraps a file that defines only ModelNew (prepare_source).
+        return grade(quick, source, "cpu", profile=False)
 
     reference = graded((folder / "reference.py").read_text())
     assert reference["verdict"] == "correct", reference["message"]
@@ -59,6 +60,18 @@ def test_round_trip(problem: str, tmp_path: Path) -> None:
     assert report["verdict"] == "correct", report["message"]
     wrong = graded((folder / "samples" / "wrong.py").read_text())
     assert wrong["verdict"] == "wrong", wrong["message"]
+
+
+def test_the_command_line_grades_a_bare_model_new_file(tmp_path: Path) -> None:
+    folder = tmp_path / "ch99" / "kb-relu"
+    assert run_cli("import-kernelbench", str(PROBLEMS / "relu.py"), str(folder)).returncode == 0
+    submission = folder / "samples" / "model_new.py"
+    assert prepare_source(load_exercise(folder), load_meta(folder), submission.read_text()) != (
+        submission.read_text()
+    )
+    result = run_cli("grade", str(folder), str(submission), "--json", "--no-profile")
+    assert result.returncode == 0, result.stderr
+    assert '"verdict": "correct"' in result.stdout
 
 
 def test_init_sizes_stay_consistent(tmp_path: Path) -> None:
