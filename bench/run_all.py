@@ -18,6 +18,20 @@ DOC = Path(__file__).resolve().parents[1] / "docs" / "BENCHMARKS.md"
 HISTORY = Path(__file__).resolve().parent / "history.json"
 
 
+def _sections_owned_by_others(doc: Path, new_text: str) -> str:
+    """The old document's `## ` sections this script does not write (e.g. validate --perf)."""
+    if not doc.exists():
+        return ""
+    ours = {line for line in new_text.splitlines() if line.startswith("## ")}
+    kept, keep = [], False
+    for line in doc.read_text().splitlines():
+        if line.startswith("## "):
+            keep = line not in ours
+        if keep:
+            kept.append(line)
+    return ("\n" + "\n".join(kept) + "\n") if kept else ""
+
+
 def _history_rows(entry: dict) -> list[str]:
     """Append this run to bench/history.json and render all runs as a table."""
     history = json.loads(HISTORY.read_text()) if HISTORY.exists() else []
@@ -150,7 +164,8 @@ def main() -> None:
         "",
     ]
     args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text("\n".join(lines))
+    text = "\n".join(lines)
+    args.output.write_text(text + _sections_owned_by_others(args.output, text))
     print(f"wrote {args.output}")
 
 
