@@ -6,7 +6,9 @@
 # 1. shows the GPU and whether torch sees it;
 # 2. calibrates the peaks (triad + fp32 matmul) and compares them with the datasheet;
 # 3. grades every vector-add sample on cuda and checks verdicts against expected.toml;
-# 4. grades fast.py once more with reference/naive companions and prints the figures.
+# 4. grades fast.py once more with reference/naive companions and prints the figures;
+# 5. (not with --quick) validates every exercise on cuda with full timing: reference, naive
+#    and samples, with their scores and measures.
 # Exit status is non-zero when anything disagrees. Writes everything under $OUT (or
 # ./gpu-check-out) so the results can be copied back.
 set -uo pipefail
@@ -58,5 +60,13 @@ print("with companions:", report["verdict"], {k: perf.get(k) for k in (
     "speedup_vs_naive")}, report["flags"])
 sys.exit(1 if failures else 0)
 PYEOF
+if [ "${1:-}" != "--quick" ]; then
+  # Every chapter exercise: reference and naive graded on cuda with full timing; the validator
+  # prints one line per gradable (verdict, score, measure) and checks the score ranges.
+  echo "== every exercise's reference and naive version on cuda"
+  "$PY" -m graders validate exercises --device cuda --perf --no-cache --json \
+    > "$OUT/validate-cuda.json" 2> >(tee "$OUT/validate-cuda.txt" >&2) || status=1
+fi
+
 echo "== done (status $status); outputs in $OUT"
 exit $status
