@@ -19,7 +19,7 @@ from celery.exceptions import SoftTimeLimitExceeded
 from celery.signals import worker_ready
 from django.conf import settings
 
-from graders import GraderError, grade, load_exercise
+from graders import grade, load_exercise
 
 logger = logging.getLogger(__name__)
 
@@ -43,11 +43,9 @@ def grade_submission(self, submission_id: int) -> None:  # type: ignore[no-untyp
         content_hash, report = _grade(
             submission.kind, folder, submission.source, submission.device_kind
         )
-    except (
-        GraderError,
-        SoftTimeLimitExceeded,
-        Exception,
-    ) as exc:  # the grader broke, not the student
+    # grade() never raises for what the student did, so anything raised here (GraderError, a
+    # soft time limit, a bug) is the grader breaking: retry, then fail without cost to them.
+    except Exception as exc:
         logger.exception("Grading submission %s failed", submission_id)
         if self.request.retries < MAX_RETRIES and not isinstance(exc, SoftTimeLimitExceeded):
             services.submission_release_claim(submission_id=submission_id)
