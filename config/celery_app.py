@@ -8,5 +8,6 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
 
 app = Celery("courseware")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-# graders/tasks.py is the only bridge between the engine and Django.
-app.autodiscover_tasks(["graders"])
+# Finds each installed app's tasks.py: courseware/submissions/tasks.py is the bridge between
+# Django and the grading engine, which itself knows nothing of Django or Celery.
+app.autodiscover_tasks()

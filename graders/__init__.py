@@ -2,40 +2,87 @@
 
 Public API::
 
-    from graders import grade, load_exercise, iter_exercises, find_exercise
-    from graders import ExerciseSpec, SpecError, GraderError
+    from graders import grade                 # exercise folder (or spec) + source -> Report
+    from graders import load_exercise, iter_exercises, find_exercise, exercise_kind
+    from graders import ExerciseSpec, Report, SpecError, GraderError
+
+:func:`grade` is the one way in: the Celery task, the command line and the validator all call
+it. It decides from the folder whether the exercise is code (``exercise.toml``) or a notebook
+(``notebook.toml``) and returns a typed :class:`~graders.report_types.Report`.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
 
 from .errors import GraderError, SpecError
+from .report_types import Report
 from .spec import ExerciseSpec, find_exercise, iter_exercises, load_exercise
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from .notebooks.spec import NotebookExerciseSpec
+
+ExerciseKind = Literal["code", "notebook"]
+
+
+def exercise_kind(folder: Path | str) -> ExerciseKind:
+    """Which kind of exercise a folder holds; SpecError when it holds neither or both."""
+    folder = Path(folder)
+    code, notebook = (folder / "exercise.toml").is_file(), (folder / "notebook.toml").is_file()
+    if code and notebook:
+        raise SpecError(f"{folder}: holds both exercise.toml and notebook.toml; keep one")
+    if not (code or notebook):
+        raise SpecError(f"{folder}: holds neither exercise.toml nor notebook.toml")
+    return "code" if code else "notebook"
 
 
 def grade(
-    spec: ExerciseSpec, source: str | bytes, device: str | None = None, **options: Any
-) -> dict[str, Any]:
-    """Grade a submission; never raises for anything the student did (see engine.grade)."""
-    # Imported lazily: loading specs (e.g. in a web process) must not import torch.
-    from .authoring.kernelbench import prepare_source
-    from .authoring.meta import load_meta
-    from .engine import grade as _grade
+    exercise: Path | str | ExerciseSpec | NotebookExerciseSpec,
+    source: str | bytes,
+    *,
+    device: str | None = None,
+    slot: int | None = None,
+    profile: bool = True,
+    compare: bool = True,
+) -> Report:
+    """Grade one submission; never raises for anything the student did.
 
-    # A KernelBench-style submission may define only ModelNew; give it the exercise's entry.
-    source = prepare_source(spec, load_meta(spec.path), source)
-    run: Callable[..., dict[str, Any]] = _grade
-    return run(spec, source, device, **options)
+    ``exercise`` is an exercise folder, or a spec already loaded from one (the validator grades
+    an in-memory copy with a shorter timed phase). ``device`` defaults to the exercise's first
+    device; ``slot`` picks the sandbox uid and core (None: the first free one). ``profile`` and
+    ``compare`` (time the reference and naive versions alongside) apply to code exercises.
+
+    Raises SpecError for a malformed exercise, ValueError for a device the exercise does not
+    support, and GraderError when the grader itself broke: none of these is the student's fault.
+    """
+    # Imported here: loading specs (e.g. in a web process) must not import torch or nbgrader.
+    from .notebooks.spec import NotebookExerciseSpec, load_notebook_exercise
+
+    if isinstance(exercise, str | Path):
+        folder = Path(exercise)
+        if exercise_kind(folder) == "code":
+            exercise = load_exercise(folder)
+        else:
+            exercise = load_notebook_exercise(folder)
+    if isinstance(exercise, NotebookExerciseSpec):
+        from .notebooks.grading import grade_notebook
+
+        if device not in (None, "cpu"):
+            raise ValueError(f"notebook exercise {exercise.slug} is graded on cpu, not {device!r}")
+        return grade_notebook(exercise, source, slot=slot or 0)
+    from .engine import grade_code
+
+    return grade_code(exercise, source, device, slot=slot, profile=profile, compare=compare)
 
 
 __all__ = [
+    "ExerciseKind",
     "ExerciseSpec",
     "GraderError",
+    "Report",
     "SpecError",
+    "exercise_kind",
     "find_exercise",
     "grade",
     "iter_exercises",

@@ -149,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
             return EXIT_USAGE
         from . import grade
 
-        report = grade(spec, args.file.read_bytes(), device, profile=not args.no_profile)
+        report = grade(spec, args.file.read_bytes(), device=device, profile=not args.no_profile)
         print(json.dumps(report, indent=2) if args.json else human(report))
         return EXIT_OK
     except GraderError as exc:

@@ -1,4 +1,6 @@
-"""grade(): run one submission through sandbox, checks and timing, and build the report.
+"""grade_code(): run one code submission through sandbox, checks and timing; build the report.
+
+Reached through :func:`graders.grade`, the engine's one public entry point.
 
 Flow (all checking happens here, in the trusted process):
 
@@ -21,11 +23,11 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 from . import calibrate, precheck, report, sandbox, slots
 from .errors import GraderError
 from .phases import Grader, Outcome, Run, comparison_fields
+from .report_types import Report, Verdict
 from .session import HarnessSession
 from .spec import ExerciseSpec
 
@@ -108,12 +110,12 @@ def _start_companions(
     return companions
 
 
-def _require_measure(spec: ExerciseSpec, device: str, timed: dict[str, Any]) -> None:
+def _require_measure(spec: ExerciseSpec, device: str, timed: report.TimedFigures) -> None:
     curve = spec.scoring.curves.get(device)
     if (
         curve
         and curve.measure in ("relative_to_reference", "speedup_vs_naive")
-        and timed.get(curve.measure) is None
+        and timed.measure(curve.measure) is None
     ):
         raise GraderError(f"the {curve.measure} figure could not be measured (companion failed)")
 
@@ -139,7 +141,7 @@ def _flush_bytes() -> int:
     return max(64 << 20, 2 * largest)
 
 
-def grade(
+def grade_code(
     spec: ExerciseSpec,
     source: str | bytes,
     device: str | None = None,
@@ -147,7 +149,7 @@ def grade(
     slot: int | None = None,
     profile: bool = True,
     compare: bool = True,
-) -> dict[str, Any]:
+) -> Report:
     """Grade ``source`` against ``spec`` on ``device``; see the module docstring.
 
     ``slot`` selects the sandbox uid and CPU core; None takes a free one (see slots.py)
@@ -156,6 +158,11 @@ def grade(
     Raises ValueError for a device the exercise does not support, GraderError when
     the grader itself failed; everything the submission does ends up in the report.
     """
+    # A KernelBench-style submission may define only ModelNew; give it the exercise's entry.
+    from .authoring.kernelbench import prepare_source
+    from .authoring.meta import load_meta
+
+    source = prepare_source(spec, load_meta(spec.path), source)
     device = device or spec.devices[0]
     if device not in spec.devices:
         raise ValueError(f"exercise {spec.slug} supports {spec.devices}, not {device!r}")
@@ -165,14 +172,16 @@ def grade(
         return builder.finish("rejected", problem, total_s=0.0)
     try:
         with slots.acquire(slot) as held:
-            return _grade(spec, source, device, slot=held, profile=profile, compare=compare)
+            return _grade_in_slot(
+                spec, source, device, slot=held, profile=profile, compare=compare
+            )
     except GraderError:
         raise
     except Exception as exc:  # a bug of ours must not be blamed on the student
         raise GraderError(f"internal error while grading: {exc!r}") from exc
 
 
-def _grade(
+def _grade_in_slot(
     spec: ExerciseSpec,
     source: str | bytes,
     device: str,
@@ -180,7 +189,7 @@ def _grade(
     slot: int,
     profile: bool,
     compare: bool,
-) -> dict[str, Any]:
+) -> Report:
     began = time.monotonic()
     builder = report.ReportBuilder(spec, device)
     problem, text = precheck.find_problem(source, spec.entry, spec.limits.source_bytes)
@@ -209,32 +218,32 @@ def _grade(
                     try:
                         grader.start(companion)
                     except (GraderError, Outcome) as exc:
-                        run.timings[f"{name}_error"] = str(exc)  # type: ignore[assignment]
+                        builder.companion_errors[name] = str(exc)
                         del companions[name]
             timed = grader.time_calls(run, companions)
             _require_measure(spec, device, timed)
             ops = grader.profile(run) if profile else None
             builder.set_performance(timed, run.flags)
             builder.profile = ops
-            verdict, message, extra = "correct", None, {}
+            ending: Outcome | None = None
         except Outcome as outcome:
-            verdict, message, extra = outcome.verdict, outcome.message, outcome.extra
+            ending = outcome
         finally:
             session.close()
             for companion in companions.values():
                 companion.session.close()
         # On CPU the harness only knows "cpu"; the model name is what a reader wants.
-        builder.device_name = (
-            calibrate.device_name("cpu") if device == "cpu" else getattr(run, "device_name", None)
-        )
+        builder.device_name = calibrate.device_name("cpu") if device == "cpu" else run.device_name
         builder.sandbox = {"mode": sandbox.mode(), "core": sandbox.pick_core(slot), "slot": slot}
         builder.stderr = session.process.stderr.text(tail=4000)
         builder.stdout = session.process.stdout.text(tail=2000)
-    comparison = extra.get("comparison")
-    if comparison is not None:
-        run.correctness.update(comparison_fields(comparison))
-    if extra.get("traceback"):
-        builder.traceback = extra["traceback"]
+    verdict: Verdict = "correct"
+    message: str | None = None
+    if ending is not None:
+        verdict, message = ending.verdict, ending.message
+        if ending.comparison is not None:
+            run.correctness.update(comparison_fields(ending.comparison))
+        builder.traceback = ending.traceback or None
     builder.correctness = run.correctness
     builder.timings = run.timings
     return builder.finish(verdict, message, total_s=time.monotonic() - began)

@@ -23,6 +23,8 @@ import torch
 from . import correctness, measure, sandbox, trusted_code
 from .errors import GraderError
 from .harness import inputs as harness_inputs
+from .report import TimedFigures
+from .report_types import Verdict
 from .session import ChannelClosed, ChannelCorrupt, ChannelTimeout, HarnessSession
 from .spec import ExerciseSpec
 
@@ -34,11 +36,23 @@ _DISTURBED_FRACTION = 0.02  # preempted for more than 2% of a call: measure it a
 
 
 class Outcome(Exception):
-    """Ends a grading early with a verdict (raised by phases, caught by grade())."""
+    """Ends a grading early with a verdict (raised by the phases, caught by the engine).
 
-    def __init__(self, verdict: str, message: str, **extra: Any) -> None:
+    ``comparison`` is the failed comparison of a wrong result (its figures go in the report),
+    ``traceback`` what the submission raised.
+    """
+
+    def __init__(
+        self,
+        verdict: Verdict,
+        message: str,
+        *,
+        comparison: correctness.Comparison | None = None,
+        traceback: str | None = None,
+    ) -> None:
         super().__init__(message)
-        self.verdict, self.message, self.extra = verdict, message, extra
+        self.verdict, self.message = verdict, message
+        self.comparison, self.traceback = comparison, traceback
 
 
 @dataclass
@@ -53,6 +67,7 @@ class Run:
     flags: list[str] = field(default_factory=list)
     save_counter: int = 0
     disturbed: list[float] = field(default_factory=list)  # preempted calls, kept aside
+    device_name: str | None = None  # as the harness reported it (the GPU's name on CUDA)
 
 
 def _layout(spec: ExerciseSpec, sizes: dict[str, int]) -> list[dict[str, Any]]:
@@ -68,7 +83,7 @@ def _layout(spec: ExerciseSpec, sizes: dict[str, int]) -> list[dict[str, Any]]:
     ]
 
 
-def _describe_failure(message: dict[str, Any], where: str) -> tuple[str, str]:
+def _describe_failure(message: dict[str, Any], where: str) -> tuple[Verdict, str]:
     """(verdict, student-facing message) for a raised/exited/rejected harness message."""
     op = message["op"]
     if op == "rejected":
@@ -125,7 +140,8 @@ class Grader:
             return message
         if message["op"] in ("raised", "exited", "rejected"):
             verdict, text = _describe_failure(message, where)
-            raise Outcome(verdict, text, traceback=message.get("traceback"))
+            trace = message.get("traceback")
+            raise Outcome(verdict, text, traceback=trace if isinstance(trace, str) else None)
         raise Outcome(
             "error",
             f"Unexpected message {message['op']!r} from the sandbox {where}; "
@@ -251,7 +267,7 @@ class Grader:
         originals, expected = self._expected(layout, seed)
         described = correctness.check_description(meta, expected, self.device)
         if not described.passed:
-            raise Outcome("wrong", f"{described.message} ({where})", problem=described.problem)
+            raise Outcome("wrong", f"{described.message} ({where})")
         run.save_counter += 1
         name = f"result-{run.save_counter}.pt"
         sample = _sample_positions(expected, originals, layout)
@@ -284,7 +300,6 @@ class Grader:
                 "wrong",
                 f"Wrong result {where}: {result.message}",
                 comparison=result,
-                problem=result.problem,
             )
         if not self.spec.allow_input_mutation:
             names = [item["name"] for item in layout]
@@ -295,7 +310,6 @@ class Grader:
                     f"Your function modified its input `{changed}` {where}. "
                     "Inputs are read-only: write the result to a new tensor.",
                     comparison=result,
-                    problem="mutation",
                 )
         return result
 
@@ -315,7 +329,8 @@ class Grader:
             raise GraderError(f"unexpected first message from the harness: {hello}")
         run.session.process.adopt_into_cgroup()
         run.timings["sandbox_start_s"] = time.monotonic() - started
-        run.device_name = hello.get("device_name")  # type: ignore[attr-defined]
+        name = hello.get("device_name")
+        run.device_name = name if isinstance(name, str) else None
         loaded_at = time.monotonic()
         self._receive(run, ("loaded",), "while your file was being imported", "setup_s")
         run.timings["setup_s"] = time.monotonic() - loaded_at
@@ -336,7 +351,7 @@ class Grader:
         run.correctness.update(comparison_fields(worst))
         run.timings["check_s"] = time.monotonic() - began
 
-    def time_calls(self, run: Run, companions: dict[str, Run]) -> dict[str, Any]:
+    def time_calls(self, run: Run, companions: dict[str, Run]) -> TimedFigures:
         """Timed phase. With companions (reference, naive), rounds alternate between the
         submission and each companion in a fresh random order, all on the same inputs,
         so slow drifts of the machine affect every contender alike."""
@@ -415,28 +430,29 @@ class Grader:
             run.flags.append("timing_inconsistent")
         run.timings["timing_s"] = time.monotonic() - began
         run.correctness["timed_calls_verified"] = verified
-        result: dict[str, Any] = {
-            "disturbed_runs": len(disturbed),
-            "summary": summary,
-            "sizes": sizes,
-            "claimed_s": claimed,
-            "observed_s": observed,
-        }
         for name, companion in companions.items():
             if len(others[name]) < 3:  # a very busy machine: better noisy than nothing
                 others[name] = others[name] + companion.disturbed
         if background:
             run.flags.append("background_activity")
             others = {}  # the relative figures cannot be trusted
-        for name, key, ratio in (
-            ("reference", "reference_median_s", "relative_to_reference"),
-            ("naive", "naive_median_s", "speedup_vs_naive"),
-        ):
-            if others.get(name):
-                median = measure.summarize(others[name]).median_s
-                result[key] = median
-                result[ratio] = median / summary.median_s if summary.median_s > 0 else None
-        return result
+        medians = {name: measure.summarize(times).median_s for name, times in others.items() if times}
+
+        def ratio(name: str) -> float | None:
+            median = medians.get(name)
+            return median / summary.median_s if median and summary.median_s > 0 else None
+
+        return TimedFigures(
+            summary=summary,
+            sizes=dict(sizes),
+            claimed_s=claimed,
+            observed_s=observed,
+            disturbed_runs=len(disturbed),
+            reference_median_s=medians.get("reference"),
+            naive_median_s=medians.get("naive"),
+            relative_to_reference=ratio("reference"),
+            speedup_vs_naive=ratio("naive"),
+        )
 
     def _companion_call(
         self, companions: dict[str, Run], name: str, layout: list[dict[str, Any]], seed: int

@@ -165,6 +165,9 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # name (`celery -A config worker -Q cpu`), so a GPU node runs `-Q cuda`.
 GRADING_DEVICE_KIND = os.environ.get("GRADING_DEVICE_KIND", "cpu")
 GRADERS_EXERCISES_ROOT = Path(os.environ.get("GRADERS_EXERCISES_ROOT", BASE_DIR / "exercises"))
+# This worker's device slot. Workers on one machine need different slots: each slot has its own
+# sandbox uid (process limits count per uid), CPU core and, on a GPU node, its own GPU.
+GRADERS_SLOT = env_int("GRADERS_SLOT", 0)
 # How many submissions one student may have waiting (queued or running) at once.
 SUBMISSIONS_MAX_PENDING_PER_STUDENT = env_int("SUBMISSIONS_MAX_PENDING_PER_STUDENT", 3)
 # Largest request body the submission API reads; larger ones get 413 before parsing.

@@ -13,8 +13,10 @@ import math
 from dataclasses import dataclass
 from datetime import timedelta
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
+from celery import current_app
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
@@ -34,8 +36,24 @@ from courseware.submissions.models import (
     SubmissionKind,
     Verdict,
 )
+from graders.report import grader_failure
+from graders.report_types import Report
 
 logger = logging.getLogger(__name__)
+
+# The grading task's registered name. Services send it by name, so this module and
+# courseware.submissions.tasks (which registers it) do not import each other.
+GRADE_TASK_NAME = "graders.grade_submission"
+
+
+@dataclass(frozen=True)
+class GradingJob:
+    """What a worker needs to grade one claimed submission."""
+
+    submission_id: int
+    folder: Path
+    source: str
+    device_kind: str
 
 
 class SubmissionRefused(Exception):
@@ -208,22 +226,26 @@ def submission_create(
 
 def submission_enqueue(*, submission_id: int, queue: str) -> None:
     """Send the grading task; only the id travels. A broker outage leaves it queued for later."""
-    from graders.tasks import grade_submission
-
     try:
-        grade_submission.apply_async(args=[submission_id], queue=queue)
+        current_app.send_task(GRADE_TASK_NAME, args=[submission_id], queue=queue)
     except Exception:  # the row is saved; the stale sweep will send it again
         logger.exception("Could not queue submission %s; it stays queued", submission_id)
 
 
-def submission_claim(*, submission_id: int) -> Submission | None:
+def submission_claim(*, submission_id: int) -> GradingJob | None:
     """Move a queued submission to running. None if another delivery already took it."""
     taken = Submission.objects.filter(pk=submission_id, status=Status.QUEUED).update(
         status=Status.RUNNING, status_changed_at=timezone.now()
     )
     if taken != 1:
         return None
-    return Submission.objects.select_related("item").get(pk=submission_id)
+    submission = Submission.objects.select_related("item").get(pk=submission_id)
+    return GradingJob(
+        submission_id=submission.pk,
+        folder=Path(settings.GRADERS_EXERCISES_ROOT) / submission.item.source_path,
+        source=submission.source,
+        device_kind=submission.device_kind,
+    )
 
 
 def _set_status(*, submission_id: int, new: Status, allowed_from: tuple[Status, ...]) -> bool:
@@ -243,25 +265,27 @@ def _decimal(value: Any) -> Decimal | None:
 
 def grading_record(
     *,
-    submission: Submission,
-    report: dict[str, Any],
+    submission_id: int,
+    report: Report,
     run_key: str,
     worker: str,
     duration_s: float,
-    content_hash: str,
 ) -> Grading | None:
     """Store the engine's report as a new grading and finish the submission."""
-    needs_person = bool(report.get("needs_manual_grade")) or bool(report.get("flags"))
+    needs_person = bool(report.get("needs_manual_grade")) or bool(report["flags"])
+    submission = Submission.objects.get(pk=submission_id)
+    # The version of the exercise files that graded it (they may have changed since submitting).
+    content_hash = report["exercise_hash"] or submission.content_hash
     with transaction.atomic():
         try:
             with transaction.atomic():
                 grading = Grading.objects.create(
                     submission=submission,
                     run_key=run_key,
-                    verdict=report.get("verdict"),
-                    gradable=bool(report.get("gradable", True)),
-                    score=_decimal(report.get("score")),
-                    max_score=_decimal(report.get("max_score")),
+                    verdict=report["verdict"],
+                    gradable=report["gradable"],
+                    score=_decimal(report["score"]),
+                    max_score=_decimal(report["max_score"]),
                     report=report,
                     content_hash=content_hash,
                     worker=worker[:200],
@@ -287,22 +311,24 @@ def submission_mark_failed(*, submission_id: int, run_key: str, reason: str) -> 
             allowed_from=(Status.RUNNING, Status.QUEUED),
         ):
             return
-        submission = Submission.objects.get(pk=submission_id)
+        submission = Submission.objects.select_related("item").get(pk=submission_id)
+        report = grader_failure(
+            exercise=submission.item.slug,
+            max_score=float(submission.item.max_score),
+            device=submission.device_kind,
+            message=_(
+                "The grader failed on our side; this costs you nothing. "
+                "Submit again, and tell your TA if it keeps happening."
+            ),
+            internal_error=reason[-2000:],
+        )
         Grading.objects.get_or_create(
             run_key=run_key,
             defaults={
                 "submission": submission,
                 "verdict": None,
                 "gradable": False,
-                "report": {
-                    "verdict": None,
-                    "gradable": False,
-                    "message": _(
-                        "The grader failed on our side; this costs you nothing. "
-                        "Submit again, and tell your TA if it keeps happening."
-                    ),
-                    "internal_error": reason[-2000:],
-                },
+                "report": report,
                 "content_hash": submission.content_hash,
             },
         )

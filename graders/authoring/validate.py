@@ -145,7 +145,7 @@ def _grade_all(
     perf: bool,
     jobs: int,
 ) -> dict[str, dict[str, Any]]:
-    from ..engine import grade
+    from .. import grade
 
     graded_spec = spec if perf else quick_spec(spec)
     jobs = 1 if perf else max(1, jobs)  # timed gradings must never share the machine
@@ -156,7 +156,7 @@ def _grade_all(
         report = grade(
             graded_spec,
             source,
-            device,
+            device=device,
             slot=(index % jobs) if jobs > 1 else None,
             profile=profile,
             compare=perf,

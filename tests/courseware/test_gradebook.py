@@ -9,22 +9,22 @@ from django.test import Client
 
 from courseware.submissions.models import Override
 from courseware.submissions.services import grading_record, submission_claim, submission_create
+from graders.report_schema import upgrade
 from tests.conftest import Cast
 
 
 def graded(cast: Cast, user, score: float, key: str):
     made = submission_create(user=user, exercise_slug="vector-add", code="def vector_add(a,b): ...")
-    submission = submission_claim(submission_id=made.pk)
+    submission_claim(submission_id=made.pk)
     report = {"verdict": "correct", "score": score, "max_score": 10, "gradable": True}
     grading_record(
-        submission=submission,
-        report=report,
+        submission_id=made.pk,
+        report=upgrade(report),
         run_key=key,
         worker="w",
         duration_s=1,
-        content_hash="h",
     )
-    return submission
+    return made
 
 
 def logged_in(user) -> Client:

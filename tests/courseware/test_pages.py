@@ -68,10 +68,12 @@ def test_the_interface_speaks_chinese(cast: Cast) -> None:
 
 def test_a_graded_page_shows_bandwidth_against_the_peak_and_the_profile(cast: Cast) -> None:
     from courseware.submissions.services import grading_record, submission_claim
+    from graders.report_schema import upgrade
 
     client = logged_in(cast, cast.alice)
     client.post("/exercises/vector-add/", {"code": "def vector_add(a, b):\n    return a + b\n"})
-    submission = submission_claim(submission_id=Submission.objects.get().pk)
+    submission = Submission.objects.get()
+    submission_claim(submission_id=submission.pk)
     performance = {
         "median_s": 0.0123,
         "runs": 30,
@@ -95,12 +97,11 @@ def test_a_graded_page_shows_bandwidth_against_the_peak_and_the_profile(cast: Ca
         "profile": [{"name": "aten::add", "calls": 1, "self_time_s": 0.012}],
     }
     grading_record(
-        submission=submission,
-        report=report,
+        submission_id=submission.pk,
+        report=upgrade(report),
         run_key="p",
         worker="w",
         duration_s=1,
-        content_hash="h",
     )
     html = client.get(f"/submissions/{submission.pk}/").content.decode()
     assert "16.40 GB/s" in html and "21.80 GB/s" in html and "0.752" in html

@@ -10,6 +10,7 @@ from django.test import Client
 from courseware.submissions.models import Grading, ManualGrade, Status, Submission
 from courseware.submissions.selectors import submission_as_api
 from courseware.submissions.services import grading_record, submission_claim, submission_create
+from graders.report_schema import upgrade
 from tests.conftest import Cast
 
 NOTEBOOK_REPORT = {
@@ -38,14 +39,13 @@ def waiting(cast: Cast) -> Submission:
     made = submission_create(
         user=cast.alice, exercise_slug="vector-add", code="def vector_add(a, b): return a + b"
     )
-    submission = submission_claim(submission_id=made.pk)
+    submission_claim(submission_id=made.pk)
     grading_record(
-        submission=submission,
-        report=NOTEBOOK_REPORT,
+        submission_id=made.pk,
+        report=upgrade(NOTEBOOK_REPORT),
         run_key="k1",
         worker="w",
         duration_s=1,
-        content_hash="h",
     )
     return Submission.objects.get(pk=made.pk)
 
@@ -104,7 +104,7 @@ def test_an_override_and_a_regrade_keep_history(cast: Cast, waiting) -> None:
     client = logged_in(cast.ines)
     client.post(f"/submissions/{waiting.pk}/override", {"score": "4", "comment": "fair"})
     assert submission_as_api(Submission.objects.get(pk=waiting.pk), for_staff=True)["score"] == 4
-    with mock.patch("graders.tasks.grade_submission.apply_async"):
+    with mock.patch("courseware.submissions.services.current_app.send_task"):
         client.post(f"/submissions/{waiting.pk}/regrade")
     assert Submission.objects.get(pk=waiting.pk).status == Status.QUEUED
     assert Grading.objects.filter(submission=waiting).count() == 1  # the old grading stays

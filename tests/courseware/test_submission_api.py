@@ -13,6 +13,7 @@ from django.utils import timezone
 from courseware.courses.models import ItemPolicy
 from courseware.submissions.models import Grading, Status, Submission
 from courseware.submissions.services import grading_record, submission_claim
+from graders.report_schema import upgrade
 from tests.conftest import Cast
 
 GOOD = "import torch\n\ndef vector_add(a, b):\n    return a + b\n"
@@ -47,7 +48,7 @@ def test_routes_answer_with_or_without_a_trailing_slash(cast: Cast, path: str) -
 def test_it_enqueues_only_the_id_on_the_device_queue_after_commit(
     cast: Cast, django_capture_on_commit_callbacks
 ) -> None:
-    with mock.patch("graders.tasks.grade_submission.apply_async") as send:
+    with mock.patch("courseware.submissions.services.current_app.send_task") as send:
         with django_capture_on_commit_callbacks(execute=False) as callbacks:
             status, body = post(
                 cast.token_client(cast.alice), {"exercise": "vector-add", "code": GOOD}
@@ -56,7 +57,7 @@ def test_it_enqueues_only_the_id_on_the_device_queue_after_commit(
         send.assert_not_called()  # nothing is queued before the row is committed
         for callback in callbacks:
             callback()
-    send.assert_called_once_with(args=[body["id"]], queue="cpu")
+    send.assert_called_once_with("graders.grade_submission", args=[body["id"]], queue="cpu")
 
 
 @pytest.mark.parametrize(
@@ -128,16 +129,14 @@ def test_the_detail_shows_the_graded_result(cast: Cast) -> None:
     _, body = post(client, {"exercise": "vector-add", "code": GOOD})
     before = client.get(f"/api/v1/submissions/{body['id']}").json()
     assert before["status"] == "queued" and before["verdict"] is None and before["report"] is None
-    submission = submission_claim(submission_id=body["id"])
-    assert submission is not None
+    assert submission_claim(submission_id=body["id"]) is not None
     report = {"verdict": "correct", "score": 9.5, "max_score": 10, "gradable": True, "flags": []}
     grading_record(
-        submission=submission,
-        report=report,
+        submission_id=body["id"],
+        report=upgrade(report),
         run_key="r1",
         worker="w",
         duration_s=1.0,
-        content_hash=submission.content_hash,
     )
     after = client.get(f"/api/v1/submissions/{body['id']}").json()
     assert after["status"] == "graded" and after["verdict"] == "correct"
@@ -164,14 +163,13 @@ def test_attempt_limits_count_graded_work_but_not_grader_failures(cast: Cast) ->
     Submission.objects.filter(pk=first["id"]).update(status=Status.FAILED)
     status, second = post(client, {"exercise": "vector-add", "code": GOOD})
     assert status == 201  # the failure cost nothing
-    submission = submission_claim(submission_id=second["id"])
+    submission_claim(submission_id=second["id"])
     grading_record(
-        submission=submission,
-        report={"verdict": "rejected", "gradable": False},
+        submission_id=second["id"],
+        report=upgrade({"verdict": "rejected", "gradable": False}),
         run_key="r-rej",
         worker="w",
         duration_s=0.1,
-        content_hash="x",
     )
     status, _third = post(client, {"exercise": "vector-add", "code": GOOD})
     assert status == 201  # a rejected upload cost nothing either

@@ -19,10 +19,14 @@ from courseware.submissions.services import (
     submission_regrade,
     submission_requeue_stale,
 )
+from graders.report_schema import upgrade
 from tests.conftest import Cast
 
 CODE = "def vector_add(a, b):\n    return a + b\n"
-REPORT = {"verdict": "correct", "score": 10, "max_score": 10, "gradable": True, "flags": []}
+REPORT = upgrade(
+    {"exercise": "vector-add", "exercise_hash": "h", "verdict": "correct", "score": 10,
+     "max_score": 10, "gradable": True, "flags": []}
+)
 
 
 def make(cast: Cast) -> Submission:
@@ -37,57 +41,56 @@ def test_only_one_claim_of_a_submission_wins(cast: Cast) -> None:
 
 
 def test_a_delivery_recorded_twice_writes_one_grading(cast: Cast) -> None:
-    submission = submission_claim(submission_id=make(cast).pk)
+    submission = make(cast)
+    submission_claim(submission_id=submission.pk)
     first = grading_record(
-        submission=submission,
+        submission_id=submission.pk,
         report=REPORT,
         run_key="task-1",
         worker="w",
         duration_s=1,
-        content_hash="h",
     )
     again = grading_record(
-        submission=submission,
+        submission_id=submission.pk,
         report=REPORT,
         run_key="task-1",
         worker="w",
         duration_s=1,
-        content_hash="h",
     )
     assert first is not None and again is None
     assert Grading.objects.filter(submission=submission).count() == 1
 
 
 def test_flags_send_a_submission_to_a_person(cast: Cast) -> None:
-    submission = submission_claim(submission_id=make(cast).pk)
+    submission = make(cast)
+    submission_claim(submission_id=submission.pk)
     flagged = {**REPORT, "flags": ["implausible_speed"]}
     grading_record(
-        submission=submission,
+        submission_id=submission.pk,
         report=flagged,
         run_key="k",
         worker="w",
         duration_s=1,
-        content_hash="h",
     )
     assert Submission.objects.get(pk=submission.pk).status == Status.NEEDS_REVIEW
 
 
 def test_a_regrade_keeps_the_history(cast: Cast) -> None:
-    submission = submission_claim(submission_id=make(cast).pk)
+    submission = make(cast)
+    submission_claim(submission_id=submission.pk)
     grading_record(
-        submission=submission,
+        submission_id=submission.pk,
         report={**REPORT, "score": 7},
         run_key="a",
         worker="w",
         duration_s=1,
-        content_hash="h",
     )
-    with mock.patch("graders.tasks.grade_submission.apply_async"):
+    with mock.patch("courseware.submissions.services.current_app.send_task"):
         assert submission_regrade(submission=submission, requested_by=cast.tara)
     assert not submission_regrade(submission=submission, requested_by=cast.tara)  # already queued
-    again = submission_claim(submission_id=submission.pk)
+    assert submission_claim(submission_id=submission.pk) is not None
     grading_record(
-        submission=again, report=REPORT, run_key="b", worker="w", duration_s=1, content_hash="h"
+        submission_id=submission.pk, report=REPORT, run_key="b", worker="w", duration_s=1
     )
     scores = list(Grading.objects.filter(submission=submission).values_list("score", flat=True))
     assert sorted(float(s) for s in scores) == [7.0, 10.0]
@@ -97,21 +100,22 @@ def test_a_regrade_keeps_the_history(cast: Cast) -> None:
 
 
 def test_an_override_wins_over_the_grading(cast: Cast) -> None:
-    submission = submission_claim(submission_id=make(cast).pk)
+    submission = make(cast)
+    submission_claim(submission_id=submission.pk)
     grading_record(
-        submission=submission,
+        submission_id=submission.pk,
         report=REPORT,
         run_key="a",
         worker="w",
         duration_s=1,
-        content_hash="h",
     )
     Override.objects.create(submission=submission, author=cast.tara, score=4, comment="copied")
     assert submission_as_api(Submission.objects.get(pk=submission.pk), for_staff=True)["score"] == 4
 
 
 def test_a_grader_failure_is_recorded_without_blame(cast: Cast) -> None:
-    submission = submission_claim(submission_id=make(cast).pk)
+    submission = make(cast)
+    submission_claim(submission_id=submission.pk)
     submission_mark_failed(submission_id=submission.pk, run_key="t", reason="Traceback: boom")
     refreshed = Submission.objects.get(pk=submission.pk)
     assert refreshed.status == Status.FAILED
@@ -130,20 +134,21 @@ def test_a_submission_never_changes_once_made(cast: Cast) -> None:
 
 
 def test_the_sweep_requeues_work_a_lost_worker_left(cast: Cast) -> None:
-    stuck = submission_claim(submission_id=make(cast).pk)
+    stuck = make(cast)
+    submission_claim(submission_id=stuck.pk)
     fresh = make(cast)
     long_ago = timezone.now() - timedelta(hours=2)
     Submission.objects.filter(pk=stuck.pk).update(status_changed_at=long_ago)
-    with mock.patch("graders.tasks.grade_submission.apply_async") as send:
+    with mock.patch("courseware.submissions.services.current_app.send_task") as send:
         assert submission_requeue_stale(older_than_s=600) == 1
-    send.assert_called_once_with(args=[stuck.pk], queue="cpu")
+    send.assert_called_once_with("graders.grade_submission", args=[stuck.pk], queue="cpu")
     assert Submission.objects.get(pk=stuck.pk).status == Status.QUEUED
     assert Submission.objects.get(pk=fresh.pk).status == Status.QUEUED
 
 
 def test_a_broker_outage_leaves_the_submission_saved_and_queued(cast: Cast) -> None:
     with mock.patch(
-        "graders.tasks.grade_submission.apply_async", side_effect=ConnectionError("down")
+        "courseware.submissions.services.current_app.send_task", side_effect=ConnectionError("down")
     ):
         from courseware.submissions.services import submission_enqueue
 

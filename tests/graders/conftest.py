@@ -68,7 +68,7 @@ def graded(quick_spec: ExerciseSpec) -> Callable[..., dict[str, Any]]:
         if key not in _CACHE:
             # Companion timing (reference/naive) and profiling are off unless asked for:
             # they triple the timed phase and most tests only need the verdict.
-            _CACHE[key] = grade(spec, source, "cpu", profile=compare, compare=compare)
+            _CACHE[key] = grade(spec, source, device="cpu", profile=compare, compare=compare)
         return _CACHE[key]
 
     return run

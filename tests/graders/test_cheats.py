@@ -161,7 +161,9 @@ def test_sampled_verification_of_huge_outputs(quick_spec, monkeypatch) -> None:
     samples = quick_spec.path / "samples"
 
     def run(name: str) -> dict:
-        return grade(quick_spec, (samples / name).read_text(), "cpu", compare=False, profile=False)
+        return grade(
+            quick_spec, (samples / name).read_text(), device="cpu", compare=False, profile=False
+        )
 
     replay = run("cache_replay.py")
     assert replay["verdict"] == "wrong"

@@ -67,7 +67,7 @@ def test_grader_failure_is_exit_1(
     def broken(*args: object, **kwargs: object) -> dict:
         raise GraderError("bwrap is missing")
 
-    monkeypatch.setattr("graders.engine.grade", broken)
+    monkeypatch.setattr("graders.engine.grade_code", broken)
     assert cli.main(["grade", "vector-add", str(source)]) == 1
     assert "bwrap is missing" in capsys.readouterr().err
 

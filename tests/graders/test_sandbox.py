@@ -28,7 +28,7 @@ def test_unsandboxed_mode_only_when_asked(quick_spec, monkeypatch: pytest.Monkey
     monkeypatch.setenv("GRADERS_SANDBOX", "none")
     assert sandbox.mode() == "none"
     source = (quick_spec.path / "samples" / "crashing.py").read_text()
-    report = grade(quick_spec, source, "cpu", compare=False, profile=False)
+    report = grade(quick_spec, source, device="cpu", compare=False, profile=False)
     assert report["verdict"] == "error"
     assert report["device"]["sandbox"]["mode"] == "none"
 
@@ -68,7 +68,7 @@ def test_rootless_path_works(quick_spec, monkeypatch: pytest.MonkeyPatch) -> Non
     sandbox.find_bwrap.cache_clear()
     try:
         source = (quick_spec.path / "samples" / "wrong.py").read_text()
-        report = grade(quick_spec, source, "cpu", compare=False, profile=False)
+        report = grade(quick_spec, source, device="cpu", compare=False, profile=False)
     finally:
         sandbox.find_bwrap.cache_clear()
     assert report["device"]["sandbox"]["mode"] == "user"

@@ -6,7 +6,7 @@ import tomllib
 
 import pytest
 
-from graders import report as report_module
+from graders import report_schema
 
 from .conftest import VECTOR_ADD
 
@@ -14,7 +14,7 @@ EXPECTED = tomllib.loads((VECTOR_ADD / "samples" / "expected.toml").read_text())
 
 
 def assert_valid(report: dict) -> None:
-    assert report_module.validate(report) == []
+    assert report_schema.validate(report) == []
 
 
 @pytest.mark.parametrize("sample", sorted(EXPECTED))

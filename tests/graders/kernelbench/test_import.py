@@ -49,7 +49,7 @@ def test_round_trip(problem: str, tmp_path: Path) -> None:
 
     def graded(source: str) -> dict:
         # grade() itself wraps a file that defines only ModelNew (prepare_source).
-        return grade(quick, source, "cpu", profile=False)
+        return grade(quick, source, device="cpu", profile=False)
 
     reference = graded((folder / "reference.py").read_text())
     assert reference["verdict"] == "correct", reference["message"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from graders import report as report_module
+from graders import report_schema
 
 from .conftest import CORRECT, WRONG, cell, fill
 
@@ -19,7 +19,7 @@ def test_correct_submission_scores_every_autograded_point(graded, tiny_spec) -> 
         "needs_manual_grade": True, "hidden_tests": False, "passed": None, "output": None,
     }  # fmt: skip
     assert cell(report, "test-add")["output"] == "add works\n"
-    assert report_module.validate(report) == []  # the code exercises' envelope
+    assert report_schema.validate(report) == []  # the code exercises' envelope
 
 
 def test_wrong_submission_fails_the_tests_and_shows_visible_errors(graded, tiny_spec) -> None:

@@ -1,0 +1,153 @@
+"""The types of a grading report: what the engine returns and what the site stores and renders.
+
+These TypedDicts are the one description of a report. ``report.schema.json`` is generated from
+them (``python -m graders.report_schema``) and a test checks the committed file is current, so
+the JSON schema that outside tools read can never drift from what the code builds.
+
+One envelope serves every kind of exercise, so the site renders any report the same way:
+code exercises fill ``correctness``/``performance``/``peak``/``profile``; notebook exercises
+set ``kind = "notebook"`` and fill ``cells``; a grader failure (the machinery broke, not the
+student) has ``verdict = None``, ``gradable = False`` and, for staff, ``internal_error``.
+
+``Annotated[..., Minimum(0)]`` carries the one numeric constraint the schema states.
+"""
+
+from dataclasses import dataclass
+from typing import Annotated, Literal, NotRequired, TypedDict
+
+Verdict = Literal["correct", "wrong", "error", "timeout", "rejected"]
+VERDICTS: tuple[Verdict, ...] = ("correct", "wrong", "error", "timeout", "rejected")
+
+
+@dataclass(frozen=True)
+class Minimum:
+    """A lower bound for a number in the generated schema."""
+
+    value: float
+
+
+NonNegative = Annotated[float, Minimum(0)]
+Count = Annotated[int, Minimum(0)]
+# Non-finite floats are stored as the strings "nan", "inf" (PostgreSQL's jsonb has no NaN).
+FloatOrText = float | str
+
+
+class Mismatch(TypedDict):
+    index: list[int]
+    got: FloatOrText
+    expected: FloatOrText
+
+
+class Correctness(TypedDict):
+    passed: bool
+    trials: Count
+    max_abs_err: FloatOrText | None
+    max_rel_err: FloatOrText | None
+    mismatch_fraction: NonNegative | None
+    first_mismatch: Mismatch | None
+    timed_calls_verified: NotRequired[Count]
+    sampled_positions: NotRequired[Count]
+
+
+class Performance(TypedDict):
+    median_s: NonNegative
+    iqr_s: NonNegative
+    cv: NonNegative
+    runs: Annotated[int, Minimum(1)]
+    sizes: dict[str, int]
+    bytes: float
+    flops: float
+    achieved_gbps: float | None
+    achieved_flops_per_s: float | None
+    peak_gbps: float | None
+    fraction_of_peak: float | None
+    fraction_of_peak_flops: float | None
+    arithmetic_intensity: float | None
+    roofline_bound_s: float | None
+    roof: Literal["memory", "compute"] | None
+    fraction_of_roofline: float | None
+    speedup_vs_naive: float | None
+    relative_to_reference: float | None
+    reference_median_s: float | None
+    naive_median_s: float | None
+    disturbed_runs: Count | None
+    claimed_s: float | None
+    observed_s: float | None
+    # Added when the score is computed (a correct verdict only).
+    points: NotRequired[NonNegative]
+    measure: NotRequired[str | None]
+    measure_value: NotRequired[float | None]
+
+
+class Peak(TypedDict):
+    gbps: float | None
+    flops_per_s: float | None
+    method: str | None
+    datasheet_gbps: float | None
+
+
+class ProfileRow(TypedDict):
+    name: str
+    calls: Count
+    self_time_s: NonNegative
+
+
+class SandboxInfo(TypedDict):
+    mode: Literal["root", "user", "none"]
+    core: int | None
+    slot: Count
+
+
+class Device(TypedDict):
+    kind: Literal["cpu", "cuda"]
+    name: str | None
+    sandbox: NotRequired[SandboxInfo | None]
+
+
+class Timings(TypedDict):
+    sandbox_start_s: float | None
+    setup_s: float | None
+    check_s: float | None
+    timing_s: float | None
+    total_s: float | None
+    run_s: NotRequired[float | None]  # notebooks: all cells, kernel start excluded
+
+
+class CellReport(TypedDict):
+    grade_id: str
+    kind: Literal["autograded_test", "manual", "task"]
+    score: NonNegative
+    max_score: NonNegative
+    needs_manual_grade: bool
+    hidden_tests: bool
+    passed: bool | None
+    output: str | None
+
+
+class Report(TypedDict):
+    exercise: str
+    exercise_hash: str | None
+    verdict: Verdict | None  # None only for a grader failure
+    message: str | None
+    gradable: bool
+    score: NonNegative
+    max_score: NonNegative
+    flags: list[str]
+    correctness: Correctness | None
+    performance: Performance | None
+    peak: Peak | None
+    profile: list[ProfileRow] | None
+    device: Device
+    timings: Timings
+    stderr: str | None
+    stdout: str | None
+    traceback: str | None
+    # A companion (reference or naive version) that could not run: why, by name.
+    companion_errors: NotRequired[dict[str, str]]
+    # Notebook exercises.
+    kind: NotRequired[Literal["code", "notebook"]]
+    needs_manual_grade: NotRequired[bool]
+    cells: NotRequired[list[CellReport]]
+    graded_notebook: NotRequired[str]  # the executed notebook, hidden tests included: staff only
+    # Grader failures: the traceback, for staff only.
+    internal_error: NotRequired[str]
