@@ -172,9 +172,7 @@ def grade_code(
         return builder.finish("rejected", problem, total_s=0.0)
     try:
         with slots.acquire(slot) as held:
-            return _grade_in_slot(
-                spec, source, device, slot=held, profile=profile, compare=compare
-            )
+            return _grade_in_slot(spec, source, device, slot=held, profile=profile, compare=compare)
     except GraderError:
         raise
     except Exception as exc:  # a bug of ours must not be blamed on the student

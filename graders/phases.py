@@ -436,7 +436,9 @@ class Grader:
         if background:
             run.flags.append("background_activity")
             others = {}  # the relative figures cannot be trusted
-        medians = {name: measure.summarize(times).median_s for name, times in others.items() if times}
+        medians = {
+            name: measure.summarize(times).median_s for name, times in others.items() if times
+        }
 
         def ratio(name: str) -> float | None:
             median = medians.get(name)

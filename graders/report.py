@@ -141,8 +141,12 @@ class ReportBuilder:
         if performance is not None:
             points, measure, value = self._performance_points()
             score = spec.scoring.correctness_points + points
-            performance = {**performance, "points": points, "measure": measure,
-                           "measure_value": value}
+            performance = {
+                **performance,
+                "points": points,
+                "measure": measure,
+                "measure_value": value,
+            }
             if self.flags:
                 message = (
                     "Your result is correct, but the timing could not be trusted ("
@@ -151,8 +155,11 @@ class ReportBuilder:
                 )
         elif verdict == "correct":
             score = spec.scoring.correctness_points
-        device: Device = {"kind": _device_kind(self.device), "name": self.device_name,
-                          "sandbox": self.sandbox}
+        device: Device = {
+            "kind": _device_kind(self.device),
+            "name": self.device_name,
+            "sandbox": self.sandbox,
+        }
         timings: Timings = {
             "sandbox_start_s": self.timings.get("sandbox_start_s"),
             "setup_s": self.timings.get("setup_s"),

@@ -157,8 +157,11 @@ def validate(instance: Any, node: dict[str, Any] | None = None, path: str = "$")
 
 
 def _validate_object(instance: dict[str, Any], node: dict[str, Any], path: str) -> list[str]:
-    errors = [f"{path}: missing required key {key!r}" for key in node.get("required", [])
-              if key not in instance]
+    errors = [
+        f"{path}: missing required key {key!r}"
+        for key in node.get("required", [])
+        if key not in instance
+    ]
     properties = node.get("properties", {})
     for key, sub in properties.items():
         if key in instance:

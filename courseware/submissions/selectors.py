@@ -10,6 +10,7 @@ from django.db.models import QuerySet
 
 from courseware.courses.selectors import offering_ids_staffed_by, policy_for, user_is_staff_of
 from courseware.submissions.models import Grading, ManualGrade, Status, Submission
+from graders.report_schema import upgrade
 
 # The report fields a student sees; `internal_error` and the like stay with the staff.
 STUDENT_HIDDEN_REPORT_KEYS = frozenset({"internal_error"})
@@ -95,10 +96,14 @@ def submission_as_api(submission: Submission, *, for_staff: bool) -> dict[str, A
     finished = submission.status in (Status.GRADED, Status.NEEDS_REVIEW, Status.FAILED)
     report: dict[str, Any] | None = None
     if grading is not None and finished:
+        # Stored reports are never rewritten; read them in today's shape, whatever their age.
+        stored = upgrade(
+            grading.report,
+            exercise=submission.item.slug,
+            max_score=float(submission.item.max_score),
+        )
         report = {
-            k: v
-            for k, v in grading.report.items()
-            if for_staff or k not in STUDENT_HIDDEN_REPORT_KEYS
+            k: v for k, v in stored.items() if for_staff or k not in STUDENT_HIDDEN_REPORT_KEYS
         }
     score = submission_effective_score(submission, grading) if finished else None
     if report is not None and report.get("cells"):

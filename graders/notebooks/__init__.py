@@ -16,8 +16,8 @@ flow and the threat model.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
+from ..report_types import Report
 from .spec import (
     NotebookExerciseSpec,
     NotebookLimits,
@@ -27,12 +27,20 @@ from .spec import (
 
 
 def grade_notebook(
-    spec_or_source: NotebookExerciseSpec | str | Path, submission: bytes | str, **options: Any
-) -> dict[str, Any]:
-    """Grade a submitted notebook; never raises for anything the student did."""
-    from .grading import grade_notebook as _grade
+    spec_or_source: NotebookExerciseSpec | str | Path,
+    submission: bytes | str,
+    *,
+    slot: int = 0,
+    include_notebook: bool = False,
+) -> Report:
+    """Grade a submitted notebook; never raises for anything the student did.
 
-    return _grade(spec_or_source, submission, **options)
+    The site and workers go through :func:`graders.grade`; this also takes a bare source
+    .ipynb and can attach the executed notebook (the notebook command line uses both).
+    """
+    from .grading import grade_notebook as grade_executed
+
+    return grade_executed(spec_or_source, submission, slot=slot, include_notebook=include_notebook)
 
 
 def release_notebook(spec_or_source: NotebookExerciseSpec | str | Path) -> bytes:

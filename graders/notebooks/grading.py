@@ -60,13 +60,13 @@ import json
 import re
 import time
 from pathlib import Path
-from typing import Any
 
 from nbformat import NotebookNode
 from nbformat.v4 import new_output
 
 from .. import sandbox
 from ..errors import GraderError
+from ..report_types import CellReport, Report, Verdict
 from . import kernel as kernel_mod
 from . import nbgrader_steps, runner, wrapping
 from .spec import CellInfo, NotebookExerciseSpec, load_notebook_exercise, spec_for_source
@@ -112,15 +112,16 @@ def parse_submission(submission: bytes | str, limit_bytes: int) -> tuple[Noteboo
 
 def _report(
     spec: NotebookExerciseSpec,
-    verdict: str,
+    verdict: Verdict,
     message: str,
     *,
     score: float = 0.0,
     needs_manual_grade: bool = False,
-    cells: list[dict[str, Any]] | None = None,
+    cells: list[CellReport] | None = None,
     timings: dict[str, float | None] | None = None,
-) -> dict[str, Any]:
-    # The same envelope as code exercises (graders/report.schema.json) plus the cells.
+) -> Report:
+    # The same envelope as code exercises (graders/report_types.py) plus the cells.
+    measured = timings or {}
     return {
         "exercise": spec.slug,
         "exercise_hash": spec.content_hash,
@@ -139,12 +140,12 @@ def _report(
         "profile": None,
         "device": {"kind": "cpu", "name": None},
         "timings": {
-            "sandbox_start_s": None,
+            "sandbox_start_s": measured.get("sandbox_start_s"),
             "setup_s": None,
             "check_s": None,
             "timing_s": None,
-            "total_s": None,
-            **(timings or {}),
+            "total_s": measured.get("total_s"),
+            "run_s": measured.get("run_s"),
         },
         "stderr": None,
         "stdout": None,
@@ -259,7 +260,7 @@ def _cell_reports(
     nb: NotebookNode,
     run: runner.RunResult | None,
     grades: nbgrader_steps.NotebookGrades,
-) -> list[dict[str, Any]]:
+) -> list[CellReport]:
     by_id = {_grade_id(cell): (index, cell) for index, cell in enumerate(nb.cells)}
     infos = {info.grade_id: info for info in spec.cells}
     ran = set(run.cells) if run is not None else set()
@@ -277,7 +278,7 @@ def _cell_reports(
         needs_manual = (
             grade.needs_manual_grade if grade is not None else info.kind != "autograded_test"
         )
-        entry: dict[str, Any] = {
+        entry: CellReport = {
             "grade_id": info.grade_id,
             "kind": info.kind,
             "score": round(score, 3),
@@ -312,7 +313,7 @@ def _cell_reports(
 
 def _stop_message(
     spec: NotebookExerciseSpec, nb: NotebookNode, stop: runner.Stop
-) -> tuple[str, str]:
+) -> tuple[Verdict, str]:
     cell = nb.cells[stop.cell_index]
     grade_id = _grade_id(cell)
     where = f"cell {stop.cell_index + 1}" + (f" ('{grade_id}')" if grade_id else "")
@@ -343,7 +344,7 @@ def grade_notebook(
     *,
     slot: int = 0,
     include_notebook: bool = False,
-) -> dict[str, Any]:
+) -> Report:
     """Autograde ``submission`` (the .ipynb bytes or text).
 
     ``spec_or_source`` is a loaded spec, an exercise folder, or a bare source .ipynb.
