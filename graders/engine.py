@@ -28,7 +28,7 @@ from . import calibrate, precheck, report, sandbox, slots
 from .errors import GraderError
 from .phases import Grader, Outcome, Run, comparison_fields
 from .report_types import Report, Verdict
-from .session import HarnessSession
+from .session import TrustedChannel
 from .spec import ExerciseSpec
 
 GRADER_ROOT = Path(__file__).resolve().parent  # the harness/ folder inside is mounted
@@ -41,7 +41,7 @@ def _start_session(
     scratch: sandbox.Scratch,
     text: str,
     uid: int | None = None,
-) -> HarnessSession:
+) -> TrustedChannel:
     submission = scratch.inbox / "submission.py"
     submission.write_text(text, encoding="utf-8")
     os.chmod(submission, 0o644)
@@ -87,7 +87,7 @@ def _start_session(
     finally:
         os.close(results_w)  # the child holds its ends; EOF then means the child is gone
         os.close(control_r)
-    return HarnessSession(process, results_r, control_w)
+    return TrustedChannel(process, results_r, control_w)
 
 
 def _start_companions(

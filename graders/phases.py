@@ -25,7 +25,7 @@ from .errors import GraderError
 from .harness import inputs as harness_inputs
 from .report import TimedFigures
 from .report_types import Verdict
-from .session import ChannelClosed, ChannelCorrupt, ChannelTimeout, HarnessSession
+from .session import ChannelClosed, ChannelCorrupt, ChannelTimeout, TrustedChannel
 from .spec import ExerciseSpec
 
 _SAMPLE_PROBABILITY = 0.2
@@ -59,7 +59,7 @@ class Outcome(Exception):
 class Run:
     spec: ExerciseSpec
     device: str
-    session: HarnessSession
+    session: TrustedChannel
     scratch: sandbox.Scratch
     deadline: float = 0.0
     timings: dict[str, float] = field(default_factory=dict)

@@ -1,4 +1,9 @@
-"""Trusted side of the harness protocol: a sandboxed child plus its two pipes."""
+"""The trusted end of the channel to the sandbox: what harness/main.py calls ``Channel``.
+
+``TrustedChannel`` holds the sandboxed child and the two pipes to it: commands go out on the
+control pipe, messages come back on the results pipe, one JSON object per line. Everything that
+arrives is untrusted; ``receive`` only frames and parses it, and the phases check the fields.
+"""
 
 from __future__ import annotations
 
@@ -26,7 +31,9 @@ class ChannelCorrupt(Exception):
     """Something that is not our protocol arrived (e.g. the submission wrote to our fd)."""
 
 
-class HarnessSession:
+class TrustedChannel:
+    """A sandboxed harness process and the trusted ends of its control and results pipes."""
+
     def __init__(self, process: SandboxedProcess, results_r: int, control_w: int) -> None:
         self.process = process
         self._results_r, self._control_w = results_r, control_w
