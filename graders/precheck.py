@@ -35,7 +35,7 @@ def find_problem(source: str | bytes, entry: str, max_bytes: int) -> tuple[str |
             f"Syntax error at {where}: {exc.msg}{snippet}. Fix it and resubmit; "
             "this submission did not count as an attempt."
         ), text
-    if not _defines(tree, entry):
+    if not defines(tree, entry):
         return (
             f"No top-level function named `{entry}` was found. Define "
             f"`def {entry}(...)` at the top level of your file (not inside a class or "
@@ -44,7 +44,7 @@ def find_problem(source: str | bytes, entry: str, max_bytes: int) -> tuple[str |
     return None, text
 
 
-def _defines(tree: ast.Module, name: str) -> bool:
+def defines(tree: ast.Module, name: str) -> bool:
     """Some def/assignment/import binding ``name``.
 
     Deliberately lenient (any nesting level): this only spares a sandbox start for the

@@ -59,19 +59,24 @@ An exercise is a folder ``exercises/<chapter>/<slug>/`` holding:
     [correctness]                            # optional
     allow_input_mutation = false
 
+    [kernelbench]                            # optional: a problem imported from KernelBench
+    model = "ModelNew"                       # a submission defining only this class (and not
+    seed = 42                                #   ``entry``) gets starter.py's wrapper block
+                                             #   appended (graders/model_wrapping.py); seed:
+                                             #   the public seed the wrapper builds models with
+
 Formulas are evaluated by :mod:`graders.formula` (no ``eval``).
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
-import tomllib
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .content import IGNORED_PARTS, SlugRegistry, Table, content_hash, field_error, read_toml
 from .errors import SpecError
 from .formula import DTYPE_SIZES, Formula, FormulaError
 
@@ -85,7 +90,6 @@ MEASURES = (
     "speedup_vs_naive",
 )
 REQUIRED_FILES = ("exercise.toml", "prompt.en.md", "starter.py", "reference.py")
-_IGNORED_PARTS = ("__pycache__", ".pytest_cache", ".ruff_cache")
 
 
 @dataclass(frozen=True)
@@ -152,6 +156,14 @@ class TimingPolicy:
 
 
 @dataclass(frozen=True)
+class KernelBenchEntry:
+    """``[kernelbench]``: the class a KernelBench-style submission defines, and the seed."""
+
+    model: str = "ModelNew"
+    seed: int = 42
+
+
+@dataclass(frozen=True)
 class ExerciseSpec:
     slug: str
     chapter: str
@@ -171,6 +183,7 @@ class ExerciseSpec:
     allow_input_mutation: bool
     content_hash: str
     starter: str = field(repr=False)
+    kernelbench: KernelBenchEntry | None = None
 
     @property
     def max_score(self) -> float:
@@ -184,11 +197,11 @@ class ExerciseSpec:
 
     # Paths for the trusted engine only; the code itself is never attached to the spec.
     @property
-    def _reference_path(self) -> Path:
+    def reference_path(self) -> Path:
         return self.path / "reference.py"
 
     @property
-    def _naive_path(self) -> Path | None:
+    def naive_path(self) -> Path | None:
         path = self.path / "naive.py"
         return path if path.is_file() else None
 
@@ -196,62 +209,14 @@ class ExerciseSpec:
 # --------------------------------------------------------------------------- parsing
 
 
-class _Table:
-    """A TOML table plus the context needed for messages naming file and field."""
-
-    def __init__(self, data: Any, where: str, file: Path) -> None:
-        if not isinstance(data, dict):
-            raise SpecError(f"{file}: [{where}] must be a table, got {type(data).__name__}")
-        self.data, self.where, self.file = data, where, file
-
-    def fail(self, key: str, message: str) -> SpecError:
-        dotted = f"{self.where}.{key}" if self.where else key
-        return SpecError(f"{self.file}: field '{dotted}': {message}")
-
-    def only(self, allowed: Iterable[str]) -> None:
-        unknown = sorted(set(self.data) - set(allowed))
-        if unknown:
-            raise self.fail(unknown[0], f"unknown key (allowed: {', '.join(sorted(allowed))})")
-
-    def get(self, key: str, kind: type | tuple[type, ...], default: Any = ...) -> Any:
-        if key not in self.data:
-            if default is ...:
-                raise self.fail(key, "missing")
-            return default
-        value = self.data[key]
-        kinds = kind if isinstance(kind, tuple) else (kind,)
-        # bool is an int subclass in Python; a spec saying `points = true` is a typo.
-        if isinstance(value, bool) and bool not in kinds:
-            raise self.fail(key, f"expected {_kind_names(kinds)}, got bool")
-        if not isinstance(value, kinds):
-            raise self.fail(key, f"expected {_kind_names(kinds)}, got {type(value).__name__}")
-        return value
-
-    def sub(self, key: str, default: Any = ...) -> _Table:
-        value = self.get(key, dict, default)
-        where = f"{self.where}.{key}" if self.where else key
-        return _Table(value, where, self.file)
-
-
-def _kind_names(kinds: tuple[type, ...]) -> str:
-    return " or ".join(k.__name__ for k in kinds)
-
-
-def _number(table: _Table, key: str, default: Any = ..., positive: bool = True) -> float:
-    value = float(table.get(key, (int, float), default))
-    if positive and value <= 0:
-        raise table.fail(key, f"must be > 0, got {value}")
-    return value
-
-
-def _formula(table: _Table, key: str, text: Any) -> Formula:
+def _formula(table: Table, key: str, text: Any) -> Formula:
     try:
         return Formula(text)
     except FormulaError as exc:
         raise table.fail(key, f"bad formula: {exc}") from None
 
 
-def _parse_inputs(table: _Table) -> tuple[InputSpec, ...]:
+def _parse_inputs(table: Table) -> tuple[InputSpec, ...]:
     if not table.data:
         raise table.fail("", "at least one input is required")
     inputs = []
@@ -268,12 +233,12 @@ def _parse_inputs(table: _Table) -> tuple[InputSpec, ...]:
         dist = item.get("dist", str, "normal")
         if dist not in DISTRIBUTIONS:
             raise item.fail("dist", f"must be one of {DISTRIBUTIONS}")
-        scale = _number(item, "scale", 1.0)
+        scale = item.number("scale", 1.0, sign="positive")
         inputs.append(InputSpec(name, shape, dtype, dist, scale))
     return tuple(inputs)
 
 
-def _size_dict(table: _Table, key: str, value: Any) -> dict[str, int]:
+def _size_dict(table: Table, key: str, value: Any) -> dict[str, int]:
     if not isinstance(value, dict) or not value:
         raise table.fail(key, "expected a non-empty table of size names to integers")
     for name, size in value.items():
@@ -282,7 +247,7 @@ def _size_dict(table: _Table, key: str, value: Any) -> dict[str, int]:
     return dict(value)
 
 
-def _parse_sizes(table: _Table, devices: tuple[str, ...]) -> dict[str, SizePlan]:
+def _parse_sizes(table: Table, devices: tuple[str, ...]) -> dict[str, SizePlan]:
     table.only(DEVICE_KINDS)
     plans = {}
     for device in devices:
@@ -311,17 +276,17 @@ def _validate_formulas(
                 try:
                     value = formula(size)
                 except FormulaError as exc:
-                    raise SpecError(
-                        f"{file}: field '{where}': bad formula for sizes.{device}.{label}: {exc}"
+                    raise field_error(
+                        file, where, f"bad formula for sizes.{device}.{label}: {exc}"
                     ) from None
                 if value < 0:
-                    raise SpecError(f"{file}: field '{where}': negative for sizes.{device}.{label}")
+                    raise field_error(file, where, f"negative for sizes.{device}.{label}")
 
 
-def _parse_scoring(table: _Table, devices: tuple[str, ...]) -> Scoring:
+def _parse_scoring(table: Table, devices: tuple[str, ...]) -> Scoring:
     table.only(("correctness_points", "performance_points", "curve"))
-    correctness = _number(table, "correctness_points", positive=False)
-    performance = _number(table, "performance_points", positive=False)
+    correctness = table.number("correctness_points")
+    performance = table.number("performance_points")
     if correctness < 0 or performance < 0:
         raise table.fail("correctness_points", "points must be >= 0")
     curves_table = table.sub("curve", {})
@@ -337,35 +302,37 @@ def _parse_scoring(table: _Table, devices: tuple[str, ...]) -> Scoring:
         measure = curve.get("measure", str)
         if measure not in MEASURES:
             raise curve.fail("measure", f"must be one of {MEASURES}")
-        full_at = _number(curve, "full_at")
-        zero_at = _number(curve, "zero_at", positive=False)
+        full_at = curve.number("full_at", sign="positive")
+        zero_at = curve.number("zero_at")
         if not 0 <= zero_at < full_at:
             raise curve.fail("zero_at", "need 0 <= zero_at < full_at")
         curves[device] = Curve(measure, full_at, zero_at)
     return Scoring(correctness, performance, curves)
 
 
-def _parse_limits(table: _Table) -> Limits:
+def _parse_limits(table: Table) -> Limits:
     table.only(Limits.__dataclass_fields__)
     d = Limits()
     return Limits(
-        setup_s=_number(table, "setup_s", d.setup_s),
-        timed_s=_number(table, "timed_s", d.timed_s),
-        memory_mb=int(_number(table, "memory_mb", d.memory_mb)),
-        source_bytes=int(_number(table, "source_bytes", d.source_bytes)),
-        output_mb=int(_number(table, "output_mb", d.output_mb)),
+        setup_s=table.number("setup_s", d.setup_s, sign="positive"),
+        timed_s=table.number("timed_s", d.timed_s, sign="positive"),
+        memory_mb=int(table.number("memory_mb", d.memory_mb, sign="positive")),
+        source_bytes=int(table.number("source_bytes", d.source_bytes, sign="positive")),
+        output_mb=int(table.number("output_mb", d.output_mb, sign="positive")),
     )
 
 
-def _parse_timing(table: _Table) -> TimingPolicy:
+def _parse_timing(table: Table) -> TimingPolicy:
     table.only(TimingPolicy.__dataclass_fields__)
     d = TimingPolicy()
     policy = TimingPolicy(
         warmup=int(table.get("warmup", int, d.warmup)),
-        min_runs=int(_number(table, "min_runs", d.min_runs)),
-        max_runs=int(_number(table, "max_runs", d.max_runs)),
-        target_median_error=_number(table, "target_median_error", d.target_median_error),
-        verified_samples=int(_number(table, "verified_samples", d.verified_samples)),
+        min_runs=int(table.number("min_runs", d.min_runs, sign="positive")),
+        max_runs=int(table.number("max_runs", d.max_runs, sign="positive")),
+        target_median_error=table.number(
+            "target_median_error", d.target_median_error, sign="positive"
+        ),
+        verified_samples=int(table.number("verified_samples", d.verified_samples, sign="positive")),
     )
     if policy.warmup < 0:
         raise table.fail("warmup", "must be >= 0")
@@ -374,22 +341,12 @@ def _parse_timing(table: _Table) -> TimingPolicy:
     return policy
 
 
-def _content_hash(folder: Path) -> str:
-    digest = hashlib.sha256()
-    files = sorted(
-        (
-            p
-            for p in folder.rglob("*")
-            if p.is_file() and not set(p.parts) & set(_IGNORED_PARTS) and p.suffix != ".pyc"
-        ),
-        key=lambda p: p.relative_to(folder).as_posix(),
+def _parse_kernelbench(table: Table) -> KernelBenchEntry:
+    table.only(("model", "seed"))
+    d = KernelBenchEntry()
+    return KernelBenchEntry(
+        model=table.identifier("model", d.model), seed=table.integer("seed", d.seed)
     )
-    for path in files:
-        name = path.relative_to(folder).as_posix().encode()
-        data = path.read_bytes()
-        # Length-prefix both parts so ("ab","c") and ("a","bc") cannot collide.
-        digest.update(len(name).to_bytes(8, "big") + name + len(data).to_bytes(8, "big") + data)
-    return digest.hexdigest()
 
 
 def load_exercise(folder: Path | str) -> ExerciseSpec:
@@ -400,12 +357,8 @@ def load_exercise(folder: Path | str) -> ExerciseSpec:
     for required in REQUIRED_FILES:
         if not (folder / required).is_file():
             raise SpecError(f"{folder / required}: required file is missing")
-    file = folder / "exercise.toml"
-    try:
-        raw = tomllib.loads(file.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise SpecError(f"{file}: not valid TOML: {exc}") from None
-    top = _Table(raw, "", file)
+    top = read_toml(folder / "exercise.toml")
+    file = top.file
     top.only(
         (
             "slug",
@@ -421,6 +374,7 @@ def load_exercise(folder: Path | str) -> ExerciseSpec:
             "limits",
             "timing",
             "correctness",
+            "kernelbench",
         )
     )
 
@@ -434,6 +388,7 @@ def load_exercise(folder: Path | str) -> ExerciseSpec:
     entry = top.get("entry", str)
     if not entry.isidentifier():
         raise top.fail("entry", "must be a Python identifier")
+    kernelbench = _parse_kernelbench(top.sub("kernelbench")) if "kernelbench" in top else None
     devices_raw = top.get("devices", list)
     if not devices_raw or any(d not in DEVICE_KINDS for d in devices_raw):
         raise top.fail("devices", f"must be a non-empty list drawn from {DEVICE_KINDS}")
@@ -458,8 +413,8 @@ def load_exercise(folder: Path | str) -> ExerciseSpec:
         entry_tol = tol_table.sub(dtype)
         entry_tol.only(("atol", "rtol"))
         tolerance[dtype] = Tolerance(
-            _number(entry_tol, "atol", 0.0, positive=False),
-            _number(entry_tol, "rtol", 0.0, positive=False),
+            entry_tol.number("atol", 0.0),
+            entry_tol.number("rtol", 0.0),
         )
 
     correctness = top.sub("correctness", {})
@@ -482,8 +437,10 @@ def load_exercise(folder: Path | str) -> ExerciseSpec:
         limits=_parse_limits(top.sub("limits", {})),
         timing=_parse_timing(top.sub("timing", {})),
         allow_input_mutation=correctness.get("allow_input_mutation", bool, False),
-        content_hash=_content_hash(folder),
+        # Caches and compiled files are not content: editing nothing must not make a version.
+        content_hash=content_hash(folder, IGNORED_PARTS, ignored_suffixes=(".pyc",)),
         starter=(folder / "starter.py").read_text(encoding="utf-8"),
+        kernelbench=kernelbench,
     )
 
 
@@ -496,11 +453,9 @@ def iter_exercises(root: Path | str) -> list[ExerciseSpec]:
         p.parent for p in root.rglob("exercise.toml") if "samples" not in p.relative_to(root).parts
     )
     specs = [load_exercise(folder) for folder in folders]
-    seen: dict[str, Path] = {}
+    slugs = SlugRegistry()
     for spec in specs:
-        if spec.slug in seen:
-            raise SpecError(f"{spec.path}: slug {spec.slug!r} already used by {seen[spec.slug]}")
-        seen[spec.slug] = spec.path
+        slugs.claim(spec.slug, spec.path, "exercise.toml")
     return specs
 
 

@@ -5,17 +5,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
 
 from django.conf import settings
 from django.db import transaction
 
 from courseware.courses.models import Course, Item, ItemKind
 from courseware.quizzes.services import quizzes_sync
-from courseware.quizzes.spec import QuizFileError, QuizSpec, load_quizzes
-from graders import ExerciseSpec, SpecError, iter_exercises
+from courseware.quizzes.spec import QuizSpec, load_quizzes
+from graders import ExerciseSpec, iter_exercises
 from graders.authoring.meta import load_meta
 from graders.authoring.validate import validation_status
+from graders.content import SlugRegistry
 from graders.notebooks import NotebookExerciseSpec, iter_notebook_exercises
 
 DEFAULT_COURSE_SLUG = "gpu-fundamentals"
@@ -47,24 +47,6 @@ def course_get_default() -> Course:
         slug=DEFAULT_COURSE_SLUG, defaults={"title": DEFAULT_COURSE_TITLE}
     )
     return course
-
-
-def _claim_slugs(taken: dict[str, Path], specs: list[Any], file_name: str) -> None:
-    """Slugs are unique across chapters and kinds: the API names content by slug alone."""
-    for spec in specs:
-        if spec.slug in taken:
-            raise SpecError(
-                f"{spec.path / file_name}: slug '{spec.slug}' is also used by "
-                f"{taken[spec.slug]}; slugs must be unique across all content"
-            )
-        taken[spec.slug] = spec.path
-
-
-def _quizzes(root: Path) -> list[QuizSpec]:
-    try:
-        return load_quizzes(root)
-    except QuizFileError as exc:
-        raise SpecError(str(exc)) from exc
 
 
 def exercise_withheld_because(spec: ExerciseSpec) -> str | None:
@@ -124,11 +106,15 @@ def content_load_all(*, root: Path | None = None) -> LoadedContent:
     root = Path(root or settings.GRADERS_EXERCISES_ROOT)
     exercises = iter_exercises(root)
     notebooks = iter_notebook_exercises(root)
-    quizzes = _quizzes(root)
-    taken: dict[str, Path] = {}
-    _claim_slugs(taken, exercises, "exercise.toml")
-    _claim_slugs(taken, notebooks, "notebook.toml")
-    _claim_slugs(taken, quizzes, "quiz.toml")
+    quizzes = load_quizzes(root)
+    # Slugs are unique across chapters and kinds: the API names content by slug alone.
+    slugs = SlugRegistry()
+    for exercise in exercises:
+        slugs.claim(exercise.slug, exercise.path, "exercise.toml")
+    for notebook in notebooks:
+        slugs.claim(notebook.slug, notebook.path, "notebook.toml")
+    for quiz in quizzes:
+        slugs.claim(quiz.slug, quiz.path, "quiz.toml")
     return LoadedContent(root=root, exercises=exercises, notebooks=notebooks, quizzes=quizzes)
 
 
@@ -164,10 +150,7 @@ def content_write(content: LoadedContent) -> SyncSummary:
         ).exclude(slug__in=slugs)
         summary.unpublished = sorted(gone.values_list("slug", flat=True))
         gone.update(is_published=False)  # never deleted: submissions point at them
-        try:
-            summary.unpublished += quizzes_sync(quizzes=content.quizzes, root=root, course=course)
-        except QuizFileError as exc:
-            raise SpecError(str(exc)) from exc
+        summary.unpublished += quizzes_sync(quizzes=content.quizzes, root=root, course=course)
     return summary
 
 

@@ -7,8 +7,9 @@ A quiz is a folder (it must not hold an exercise.toml, which marks a coding exer
         answers.py         the answer functions and shared tables (trusted, run on the server)
         questions/*.toml   one question per file, loaded in file-name order
 
-See exercises/ch15/quiz/README.md for every field. Any mistake raises QuizFileError with a
-message naming the file and the field, so an author can fix it without reading this code.
+See exercises/ch15/quiz/README.md for every field. Any mistake raises QuizFileError (the
+content kernel's SpecError) with a message naming the file and the field, in the one form
+"<file>: field '<dotted.key>': <problem>", so an author can fix it without reading this code.
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ import json
 import math
 import random
 import re
-import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +29,9 @@ from typing import Any
 
 from courseware.quizzes import units
 from courseware.quizzes.marking import Tolerance
+from graders.content import SlugRegistry, Table, field_error, read_toml
+from graders.content import content_hash as folder_hash
+from graders.errors import SpecError
 
 LANGUAGES = ("en", "zh")
 KINDS = ("single", "multiple", "numeric")
@@ -39,62 +42,20 @@ _KEY = re.compile(r"^[a-z0-9][a-z0-9-]{0,79}$")
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
-class QuizFileError(ValueError):
-    """A quiz folder is malformed; the message names the file and the field."""
+# Quiz files are content like any other: one error type and one message form for all of it.
+# The name stays for the callers that catch "a quiz file is broken".
+QuizFileError = SpecError
 
 
-class _Table:
-    """A TOML table that knows its file and dotted path, for messages."""
-
-    def __init__(self, data: Mapping[str, Any], file: Path, prefix: str = "") -> None:
-        self.data = data
-        self.file = file
-        self.prefix = prefix
-
-    def name(self, key: str) -> str:
-        return f"{self.prefix}{key}"
-
-    def fail(self, key: str, problem: str) -> QuizFileError:
-        return QuizFileError(f"{self.file}: field '{self.name(key)}': {problem}")
-
-    def only(self, allowed: tuple[str, ...]) -> None:
-        for key in self.data:
-            if key not in allowed:
-                raise self.fail(key, f"unknown field; the fields here are {', '.join(allowed)}")
-
-    def get(self, key: str, kind: type | tuple[type, ...], default: Any = ...) -> Any:
-        if key not in self.data:
-            if default is ...:
-                raise self.fail(key, "missing")
-            return default
-        value = self.data[key]
-        kinds = kind if isinstance(kind, tuple) else (kind,)
-        # TOML booleans are ints to Python; never accept one where a number is wanted.
-        if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
-            names = " or ".join(k.__name__ for k in kinds)
-            raise self.fail(key, f"must be {names}, not {type(value).__name__} {value!r}")
-        return value
-
-    def number(self, key: str, default: Any = ..., *, positive: bool = False) -> float | None:
-        value = self.get(key, (int, float), default)
-        if value is None or value is default:
-            return value
-        if not math.isfinite(value) or (positive and value <= 0) or value < 0:
-            raise self.fail(key, f"must be a {'positive' if positive else 'non-negative'} number")
-        return float(value)
-
-    def sub(self, key: str, default: Any = ...) -> _Table:
-        value = self.get(key, dict, default)
-        return _Table(value, self.file, f"{self.name(key)}.")
-
-    def texts(self, key: str) -> dict[str, str]:
-        table = self.sub(key)
-        table.only(LANGUAGES)
-        texts = {lang: table.get(lang, str) for lang in LANGUAGES}
-        for lang, text in texts.items():
-            if not text.strip():
-                raise table.fail(lang, "is empty")
-        return texts
+def _texts(table: Table, key: str) -> dict[str, str]:
+    """``key = { en = "...", zh = "..." }``: every language, none empty."""
+    texts_table = table.sub(key)
+    texts_table.only(LANGUAGES)
+    texts = {lang: texts_table.get(lang, str) for lang in LANGUAGES}
+    for lang, text in texts.items():
+        if not text.strip():
+            raise texts_table.fail(lang, "is empty")
+    return texts
 
 
 @dataclass(frozen=True)
@@ -161,7 +122,10 @@ class Question:
 
     def solve(self, variables: Mapping[str, Any]) -> Solution:
         """The answer for these variables. Raises QuizFileError when the function misbehaves."""
-        where = f"{self.file}: field 'answer.function'"
+
+        def fail(problem: str) -> SpecError:
+            return field_error(self.file, "answer.function", problem)
+
         if self.function is None:
             if self.kind == "numeric":
                 assert self.value is not None
@@ -170,32 +134,30 @@ class Question:
         try:
             result = self.function(dict(variables))
         except Exception as exc:
-            raise QuizFileError(
-                f"{where}: raised {type(exc).__name__}: {exc} for variables {dict(variables)}"
+            raise fail(
+                f"raised {type(exc).__name__}: {exc} for variables {dict(variables)}"
             ) from None
         if not isinstance(result, dict):
             result = {"answer": result}
         if "answer" not in result:
-            raise QuizFileError(f"{where}: must return a number, or a dict with 'answer'")
+            raise fail("must return a number, or a dict with 'answer'")
         extra = {k: v for k, v in result.items() if k not in ("answer", "wrong")}
         if self.kind == "numeric":
             answer = result["answer"]
             if isinstance(answer, bool) or not isinstance(answer, int | float):
-                raise QuizFileError(f"{where}: the answer must be a number, got {answer!r}")
+                raise fail(f"the answer must be a number, got {answer!r}")
             wrong = tuple(result.get("wrong", ())) + self.wrong
             for w in wrong:
                 if isinstance(w, bool) or not isinstance(w, int | float) or not math.isfinite(w):
-                    raise QuizFileError(f"{where}: 'wrong' must hold numbers, got {w!r}")
+                    raise fail(f"'wrong' must hold numbers, got {w!r}")
             if not math.isfinite(answer):
-                raise QuizFileError(f"{where}: the answer is {answer} for {dict(variables)}")
+                raise fail(f"the answer is {answer} for {dict(variables)}")
             return Solution(float(answer), tuple(float(w) for w in wrong), extra)
         ids = result["answer"]
         ids = [ids] if isinstance(ids, str) else ids
         known = {c.id for c in self.choices}
         if not isinstance(ids, list | tuple) or not all(i in known for i in ids):
-            raise QuizFileError(
-                f"{where}: must return choice ids from {sorted(known)}, got {result['answer']!r}"
-            )
+            raise fail(f"must return choice ids from {sorted(known)}, got {result['answer']!r}")
         return Solution(frozenset(ids), (), extra)
 
     def answer_text(self, solution: Solution, variables: Mapping[str, Any], lang: str) -> str:
@@ -245,23 +207,15 @@ def render(template: str, context: Mapping[str, Any]) -> str:
 
 
 def content_hash(folder: Path) -> str:
-    digest = hashlib.sha256()
-    for path in _content_files(folder):
-        digest.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()
+    """The digest stored with each published version of a quiz: its TOML files and answers.py
+    (not README.md), framed as quizzes always were so stored digests stay valid."""
+    return folder_hash(folder, files=_content_files(folder), framing="nul-separated")
 
 
 def _content_files(folder: Path) -> list[Path]:
     files = [folder / "quiz.toml", folder / "answers.py"]
     files += sorted((folder / "questions").glob("*.toml"))
     return [f for f in files if f.is_file()]
-
-
-def _read_toml(file: Path) -> dict[str, Any]:
-    try:
-        return tomllib.loads(file.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise QuizFileError(f"{file}: not valid TOML: {exc}") from None
 
 
 def _import_answers(file: Path, slug: str, digest: str) -> ModuleType:
@@ -276,7 +230,7 @@ def _import_answers(file: Path, slug: str, digest: str) -> ModuleType:
     return module
 
 
-def _parse_variables(table: _Table, module: ModuleType, answers_file: Path) -> tuple[Variable, ...]:
+def _parse_variables(table: Table, module: ModuleType, answers_file: Path) -> tuple[Variable, ...]:
     variables = []
     for name in table.data:
         if not _IDENT.match(name) or name in ("answer", "answer_text", "unit", "wrong"):
@@ -323,7 +277,7 @@ def _parse_variables(table: _Table, module: ModuleType, answers_file: Path) -> t
 
 
 def _parse_question(file: Path, module: ModuleType, answers_file: Path) -> Question:
-    top = _Table(_read_toml(file), file)
+    top = read_toml(file)
     top.only(
         ("id", "type", "section", "points", "text", "explanation", "variables", "choices",
          "answer", "shuffle")
@@ -334,7 +288,7 @@ def _parse_question(file: Path, module: ModuleType, answers_file: Path) -> Quest
     kind = top.get("type", str)
     if kind not in KINDS:
         raise top.fail("type", f"must be one of {', '.join(KINDS)}")
-    points = top.number("points", 1.0, positive=True)
+    points = top.number("points", 1.0, sign="positive")
     variables = _parse_variables(top.sub("variables", {}), module, answers_file)
     answer = top.sub("answer", {})
     answer.only(("function", "value", "unit", "rel_tol", "abs_tol", "sig_figs", "wrong", "format"))
@@ -350,8 +304,8 @@ def _parse_question(file: Path, module: ModuleType, answers_file: Path) -> Quest
         file=file,
         section=top.get("section", str, ""),
         points=points,
-        text=top.texts("text"),
-        explanation=top.texts("explanation"),
+        text=_texts(top, "text"),
+        explanation=_texts(top, "explanation"),
         variables=variables,
         shuffle=top.get("shuffle", bool, True),
         function=function,
@@ -366,7 +320,7 @@ def _parse_question(file: Path, module: ModuleType, answers_file: Path) -> Quest
     return Question(**common, choices=_parse_choices(top, kind, function is not None))
 
 
-def _parse_numeric(answer: _Table, has_function: bool) -> dict[str, Any]:
+def _parse_numeric(answer: Table, has_function: bool) -> dict[str, Any]:
     value = None
     if "value" in answer.data:
         raw = answer.get("value", (int, float))
@@ -382,8 +336,8 @@ def _parse_numeric(answer: _Table, has_function: bool) -> dict[str, Any]:
         except KeyError:
             raise answer.fail("unit", f"'{unit}' is not a unit we know (e.g. us, GB/s)") from None
     sig_figs = answer.get("sig_figs", int, None)
-    rel_tol = answer.number("rel_tol", 0.0)
-    abs_tol = answer.number("abs_tol", 0.0)
+    rel_tol = answer.number("rel_tol", 0.0, sign="non_negative")
+    abs_tol = answer.number("abs_tol", 0.0, sign="non_negative")
     if sig_figs is not None:
         if rel_tol or abs_tol:
             raise answer.fail("sig_figs", "give either sig_figs or rel_tol/abs_tol, not both")
@@ -402,13 +356,13 @@ def _parse_numeric(answer: _Table, has_function: bool) -> dict[str, Any]:
     return dict(
         value=value,
         unit=unit,
-        tolerance=Tolerance(rel_tol or 0.0, abs_tol or 0.0, sig_figs),
+        tolerance=Tolerance(rel_tol, abs_tol, sig_figs),
         wrong=tuple(float(w) for w in wrong),
         answer_format=fmt,
     )
 
 
-def _parse_choices(top: _Table, kind: str, has_function: bool) -> tuple[Choice, ...]:
+def _parse_choices(top: Table, kind: str, has_function: bool) -> tuple[Choice, ...]:
     raw = top.get("choices", list)
     if len(raw) < 2:
         raise top.fail("choices", "list at least two choices")
@@ -416,7 +370,7 @@ def _parse_choices(top: _Table, kind: str, has_function: bool) -> tuple[Choice, 
     for i, entry in enumerate(raw):
         if not isinstance(entry, dict):
             raise top.fail(f"choices[{i}]", "must be a table with id, en, zh")
-        table = _Table(entry, top.file, f"choices[{i}].")
+        table = top.nested(f"choices[{i}]", entry)
         table.only(("id", "en", "zh", "correct"))
         cid = table.get("id", str)
         if not _KEY.match(cid):
@@ -449,7 +403,7 @@ def load_quiz(folder: Path | str, *, validate: bool = True) -> QuizSpec:
     for required in (quiz_file, answers_file):
         if not required.is_file():
             raise QuizFileError(f"{required}: required file is missing")
-    top = _Table(_read_toml(quiz_file), quiz_file)
+    top = read_toml(quiz_file)
     top.only(("slug", "chapter", "title", "reveal", "attempt_scores"))
     slug = top.get("slug", str)
     if not _KEY.match(slug):
@@ -480,7 +434,7 @@ def load_quiz(folder: Path | str, *, validate: bool = True) -> QuizSpec:
         slug=slug,
         chapter=top.get("chapter", str, folder.parent.name),
         path=folder,
-        title=top.texts("title"),
+        title=_texts(top, "title"),
         reveal=reveal,
         attempt_scores=tuple(float(s) for s in scores),
         questions=questions,
@@ -501,14 +455,9 @@ def find_quiz_folders(root: Path | str) -> list[Path]:
 
 def load_quizzes(root: Path | str, *, validate: bool = True) -> list[QuizSpec]:
     quizzes = [load_quiz(folder, validate=validate) for folder in find_quiz_folders(root)]
-    seen: dict[str, Path] = {}
+    slugs = SlugRegistry()
     for quiz in quizzes:
-        if quiz.slug in seen:
-            raise QuizFileError(
-                f"{quiz.path / 'quiz.toml'}: field 'slug': '{quiz.slug}' is also used by "
-                f"{seen[quiz.slug]}"
-            )
-        seen[quiz.slug] = quiz.path
+        slugs.claim(quiz.slug, quiz.path, "quiz.toml")
     return quizzes
 
 

@@ -1,4 +1,4 @@
-"""Import a KernelBench problem file as a draft exercise; wrap ``ModelNew`` submissions.
+"""Import a KernelBench problem file as a draft exercise.
 
 A KernelBench problem is a module with size constants, ``class Model(nn.Module)``, and
 ``get_inputs()`` / ``get_init_inputs()``. The importer reads it with :mod:`ast`
@@ -8,8 +8,10 @@ each device, and to read output shapes, weight bytes and FLOPs.
 
 The exercise's entry, ``model_forward(*inputs)``, builds ``Model`` (reference) or
 ``ModelNew`` (submission) from the same public seed and init inputs, so both start with
-equal weights, then calls forward. A submission that defines only ``ModelNew``, as
-KernelBench submissions do, gets that wrapper appended by :func:`prepare_source`.
+equal weights, then calls forward. The exercise.toml written here has a ``[kernelbench]``
+table, so a submission that defines only ``ModelNew``, as KernelBench submissions do, gets
+that wrapper appended when graded (graders/model_wrapping.py, which reads only the spec).
+validate.toml records where the exercise came from (``[kernelbench] source``).
 """
 
 from __future__ import annotations
@@ -23,16 +25,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..content import field_error
 from ..errors import SpecError
 from ..formula import DTYPE_SIZES, Formula, FormulaError
-from ..precheck import _defines
-from ..spec import ExerciseSpec
-from .meta import AuthoringMeta
+from ..model_wrapping import WRAPPER_BEGIN, WRAPPER_END
+from ..spec import KernelBenchEntry
 
 ENTRY = "model_forward"
-SEED = 42
-WRAPPER_BEGIN = "# --- grader wrapper: begin (keep this block; the grader calls model_forward) ---"
-WRAPPER_END = "# --- grader wrapper: end ---"
+MODEL = KernelBenchEntry().model
+SEED = KernelBenchEntry().seed
 # Largest sizes: inputs + output + weights, and FLOPs per call, per device.
 TARGET_BYTES = {"cpu": 32 << 20, "cuda": 2 << 30}
 TARGET_FLOPS = {"cpu": 2e9, "cuda": 2e12}
@@ -61,10 +62,6 @@ class Problem:
 # ------------------------------------------------------------------------ reading (ast only)
 
 
-def _fail(path: Path, field: str, message: str) -> SpecError:
-    return SpecError(f"{path}: field '{field}': {message}")
-
-
 def _module_constants(path: Path, tree: ast.Module) -> dict[str, int | float]:
     constants: dict[str, int | float] = {}
     for node in tree.body:
@@ -85,7 +82,7 @@ def _function(path: Path, tree: ast.Module, name: str) -> ast.FunctionDef:
     for node in tree.body:
         if isinstance(node, ast.FunctionDef) and node.name == name:
             return node
-    raise _fail(path, name, "missing: a KernelBench problem defines it at the top level")
+    raise field_error(path, name, "missing: a KernelBench problem defines it at the top level")
 
 
 def _returned(path: Path, function: ast.FunctionDef) -> tuple[list[ast.expr], dict[str, ast.expr]]:
@@ -100,7 +97,7 @@ def _returned(path: Path, function: ast.FunctionDef) -> tuple[list[ast.expr], di
             if isinstance(node.value, ast.List | ast.Tuple):
                 return list(node.value.elts), local
             break
-    raise _fail(path, function.name, "must end with `return [ ... ]` (a list literal)")
+    raise field_error(path, function.name, "must end with `return [ ... ]` (a list literal)")
 
 
 def _dim_formulas(path: Path, where: str, args: list[ast.expr]) -> tuple[str, ...]:
@@ -112,7 +109,7 @@ def _dim_formulas(path: Path, where: str, args: list[ast.expr]) -> tuple[str, ..
         try:
             Formula(text)
         except FormulaError as exc:
-            raise _fail(path, where, f"shape {text!r} is not a size formula: {exc}") from None
+            raise field_error(path, where, f"shape {text!r} is not a size formula: {exc}") from None
         dims.append(text)
     return tuple(dims)
 
@@ -128,20 +125,22 @@ def _read_input(path: Path, index: int, expr: ast.expr, local: dict[str, ast.exp
         and isinstance(expr.func, ast.Attribute)
         and expr.func.attr in _FACTORIES
     ):
-        raise _fail(path, where, f"expected torch.randn(...) or similar, got {ast.unparse(expr)!r}")
+        raise field_error(
+            path, where, f"expected torch.randn(...) or similar, got {ast.unparse(expr)!r}"
+        )
     kwargs = {k.arg: k.value for k in expr.keywords if k.arg}
     dtype = "float32"
     if "dtype" in kwargs:
         dtype = ast.unparse(kwargs["dtype"]).removeprefix("torch.")
         if dtype not in DTYPE_SIZES:
-            raise _fail(path, where, f"unsupported dtype {dtype!r}")
+            raise field_error(path, where, f"unsupported dtype {dtype!r}")
     args = list(expr.args)
     if expr.func.attr == "randint":
         # randint(high, size) or randint(low, high, size): the shape is the last positional
         size_arg = kwargs.get("size", args[-1] if args else None)
         high_arg = args[1] if len(args) >= 3 else (args[0] if args else kwargs.get("high"))
         if size_arg is None or high_arg is None:
-            raise _fail(path, where, "randint needs a high bound and a size")
+            raise field_error(path, where, "randint needs a high bound and a size")
         high = float(Formula(ast.unparse(high_arg))({}))
         dtype = dtype if "dtype" in kwargs else "int64"
         return ProblemInput(name, _dim_formulas(path, where, [size_arg]), dtype, "randint", high)
@@ -161,9 +160,9 @@ def read_problem(path: Path) -> Problem:
         raise SpecError(f"{path}: syntax error at line {exc.lineno}: {exc.msg}") from None
     model = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Model"), None)
     if model is None:
-        raise _fail(path, "Model", "missing: define class Model(nn.Module)")
+        raise field_error(path, "Model", "missing: define class Model(nn.Module)")
     if not any(isinstance(n, ast.FunctionDef) and n.name == "forward" for n in model.body):
-        raise _fail(path, "Model.forward", "missing")
+        raise field_error(path, "Model.forward", "missing")
     constants = _module_constants(path, tree)
     elements, local = _returned(path, _function(path, tree, "get_inputs"))
     inputs = [_read_input(path, i, e, local) for i, e in enumerate(elements)]
@@ -180,7 +179,9 @@ def read_problem(path: Path) -> Problem:
         for dim in item.shape:
             unknown = Formula(dim).names - set(constants)
             if unknown:
-                raise _fail(path, "get_inputs", f"shape uses {sorted(unknown)}: not constants")
+                raise field_error(
+                    path, "get_inputs", f"shape uses {sorted(unknown)}: not constants"
+                )
     return Problem(path, source, constants, tuple(inputs), init_names & set(constants))
 
 
@@ -235,7 +236,7 @@ def _plans(problem: Problem, names: list[str]) -> dict[str, dict[str, Any]]:
     factors = [2.0**-i for i in range(0, 41)]
     candidates = [_scaled(problem, names, f) for f in factors]
     results = _probe(problem, candidates)
-    plans = {}
+    plans: dict[str, dict[str, Any]] = {}
     for device in ("cpu", "cuda"):
         chosen = len(candidates) - 1
         for i, result in enumerate(results):
@@ -364,6 +365,10 @@ entry = "{ENTRY}"
 signature = "{ENTRY}(*inputs) -> torch.Tensor  # or define class ModelNew(nn.Module)"
 devices = ["cpu", "cuda"]
 
+[kernelbench]  # a file defining only {MODEL} gets the entry wrapper (see starter.py)
+model = "{MODEL}"
+seed = {SEED}
+
 [inputs]  # call order, as get_inputs() returns them; signed where KernelBench used rand()
 {inputs_toml}
 
@@ -397,8 +402,8 @@ zero_at = 0.3
     (folder / "validate.toml").write_text(
         "# Read by graders/authoring; the grading engine ignores this file.\n"
         "draft = true  # imported: write the prompts and review the sizes, then set false\n\n"
-        "[kernelbench]\n"
-        f'model = "ModelNew"\nseed = {SEED}\nsource = {json.dumps(problem_path.name)}\n',
+        "[kernelbench]  # provenance; the grading settings are in exercise.toml\n"
+        f"source = {json.dumps(problem_path.name)}\n",
         encoding="utf-8",
     )
     placeholder = (
@@ -444,28 +449,3 @@ zero_at = 0.3
 
     load_exercise(folder)  # what we wrote must parse: fail here, not in the site
     return folder
-
-
-# ------------------------------------------------------------------------ grading
-
-
-def wrapper_block(spec: ExerciseSpec) -> str:
-    text = (spec.path / "starter.py").read_text(encoding="utf-8")
-    begin, end = text.find(WRAPPER_BEGIN), text.find(WRAPPER_END)
-    if begin < 0 or end < 0:
-        raise SpecError(f"{spec.path / 'starter.py'}: the grader wrapper block is missing")
-    return text[begin : end + len(WRAPPER_END)] + "\n"
-
-
-def prepare_source(spec: ExerciseSpec, meta: AuthoringMeta, source: str | bytes) -> str | bytes:
-    """Append the entry wrapper to a KernelBench-style submission that defines only ModelNew."""
-    if meta.kernelbench is None:
-        return source
-    text = source.decode("utf-8", "replace") if isinstance(source, bytes) else source
-    try:
-        tree = ast.parse(text)
-    except SyntaxError:
-        return source  # the precheck reports it
-    if _defines(tree, spec.entry) or not _defines(tree, meta.kernelbench.model):
-        return source
-    return text.rstrip() + "\n\n\n" + wrapper_block(spec)

@@ -10,9 +10,12 @@
     bound = "memory"              # memory | compute: the timed CPU size on the roofline
 
     [kernelbench]                 # written by import-kernelbench (see kernelbench.py)
-    model = "ModelNew"            # the class a submission may define instead of the entry
-    seed = 42                     # public seed: Model and ModelNew start with equal weights
     source = "problem.py"         # the problem file it was imported from (provenance)
+
+What grading needs of a KernelBench import (the model class and seed) lives in
+exercise.toml's ``[kernelbench]`` table. Files written before that move may still hold
+``model`` and ``seed`` here: they are read without error, and validate reports them when
+exercise.toml lacks its table.
 
 ``samples/expected.toml``: one table per ``samples/<name>.py`` with ``verdict`` and
 ``score = [low, high]`` (inclusive, on CPU).
@@ -20,11 +23,10 @@
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
+from ..content import Table, field_error, read_toml
 from ..errors import SpecError
 from ..report import VERDICTS
 
@@ -41,9 +43,11 @@ class Lesson:
 
 @dataclass(frozen=True)
 class KernelBenchInfo:
-    model: str = "ModelNew"
-    seed: int = 42
+    """Provenance of a KernelBench import. ``legacy_model``: the ``model`` key an older
+    validate.toml held, which grading no longer reads (it is in exercise.toml now)."""
+
     source: str = ""
+    legacy_model: str | None = None
 
 
 @dataclass(frozen=True)
@@ -61,28 +65,11 @@ class SampleExpectation:
     high: float
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
-    try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise SpecError(f"{path}: not valid TOML: {exc}") from None
-
-
-def _only(path: Path, where: str, table: dict[str, Any], allowed: tuple[str, ...]) -> None:
-    for key in sorted(set(table) - set(allowed)):
-        dotted = f"{where}.{key}" if where else key
-        raise SpecError(
-            f"{path}: field '{dotted}': unknown key (allowed: {', '.join(sorted(allowed))})"
-        )
-
-
-def _typed(path: Path, where: str, value: Any, kind: type) -> Any:
-    # bool is an int subclass: `seed = true` is a typo, not a seed.
-    if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
-        raise SpecError(
-            f"{path}: field '{where}': expected {kind.__name__}, got {type(value).__name__}"
-        )
-    return value
+def _kernelbench(table: Table) -> KernelBenchInfo:
+    table.only(("model", "seed", "source"))
+    model = table.identifier("model", "") if "model" in table else None
+    table.integer("seed", 0)  # type-checked only: an old file's seed is not used any more
+    return KernelBenchInfo(source=table.get("source", str, ""), legacy_model=model)
 
 
 def load_meta(folder: Path) -> AuthoringMeta:
@@ -90,36 +77,22 @@ def load_meta(folder: Path) -> AuthoringMeta:
     path = folder / META_FILE
     if not path.is_file():
         return AuthoringMeta()
-    raw = _read_toml(path)
-    _only(path, "", raw, ("draft", "lesson", "kernelbench"))
-    draft = _typed(path, "draft", raw.get("draft", False), bool)
-    lesson_raw = _typed(path, "lesson", raw.get("lesson", {}), dict)
-    _only(path, "lesson", lesson_raw, ("naive_more_ops", "naive_more_bytes", "bound"))
-    bound = lesson_raw.get("bound")
+    top = read_toml(path)
+    top.only(("draft", "lesson", "kernelbench"))
+    lesson_table = top.sub("lesson", {})
+    lesson_table.only(("naive_more_ops", "naive_more_bytes", "bound"))
+    bound = lesson_table.get("bound", str, None)
     if bound is not None and bound not in BOUNDS:
-        raise SpecError(f"{path}: field 'lesson.bound': must be one of {BOUNDS}, got {bound!r}")
+        raise lesson_table.fail("bound", f"must be one of {BOUNDS}, got {bound!r}")
     lesson = Lesson(
-        naive_more_ops=_typed(
-            path, "lesson.naive_more_ops", lesson_raw.get("naive_more_ops", False), bool
-        ),
-        naive_more_bytes=_typed(
-            path, "lesson.naive_more_bytes", lesson_raw.get("naive_more_bytes", False), bool
-        ),
+        naive_more_ops=lesson_table.get("naive_more_ops", bool, False),
+        naive_more_bytes=lesson_table.get("naive_more_bytes", bool, False),
         bound=bound,
     )
-    kernelbench = None
-    if "kernelbench" in raw:
-        kb = _typed(path, "kernelbench", raw["kernelbench"], dict)
-        _only(path, "kernelbench", kb, ("model", "seed", "source"))
-        model = _typed(path, "kernelbench.model", kb.get("model", "ModelNew"), str)
-        if not model.isidentifier():
-            raise SpecError(f"{path}: field 'kernelbench.model': must be a Python identifier")
-        kernelbench = KernelBenchInfo(
-            model=model,
-            seed=_typed(path, "kernelbench.seed", kb.get("seed", 42), int),
-            source=_typed(path, "kernelbench.source", kb.get("source", ""), str),
-        )
-    return AuthoringMeta(draft=draft, lesson=lesson, kernelbench=kernelbench)
+    kernelbench = _kernelbench(top.sub("kernelbench")) if "kernelbench" in top else None
+    return AuthoringMeta(
+        draft=top.get("draft", bool, False), lesson=lesson, kernelbench=kernelbench
+    )
 
 
 def load_expectations(folder: Path, max_score: float) -> list[SampleExpectation]:
@@ -133,30 +106,28 @@ def load_expectations(folder: Path, max_score: float) -> list[SampleExpectation]
         if files:
             raise SpecError(f"{path}: required file is missing (samples/ holds {len(files)} .py)")
         return []
-    raw = _read_toml(path)
+    top = read_toml(path)
     expectations = []
-    for name, entry in raw.items():
-        where = name
-        entry = _typed(path, where, entry, dict)
-        _only(path, where, entry, ("verdict", "score"))
+    for name in top.data:
+        entry = top.sub(name)
+        entry.only(("verdict", "score"))
         if name not in files:
-            raise SpecError(f"{path}: field '{where}': no sample file samples/{name}.py")
-        verdict = _typed(path, f"{where}.verdict", entry.get("verdict"), str)
+            raise top.fail(name, f"no sample file samples/{name}.py")
+        verdict = entry.get("verdict", str)
         if verdict not in VERDICTS:
-            raise SpecError(f"{path}: field '{where}.verdict': must be one of {VERDICTS}")
-        score = entry.get("score")
+            raise entry.fail("verdict", f"must be one of {VERDICTS}")
+        score = entry.get("score", list)
         if (
-            not isinstance(score, list)
-            or len(score) != 2
+            len(score) != 2
             or not all(isinstance(s, int | float) and not isinstance(s, bool) for s in score)
             or not 0 <= score[0] <= score[1] <= max_score
         ):
-            raise SpecError(
-                f"{path}: field '{where}.score': expected [low, high] with "
-                f"0 <= low <= high <= {max_score:g}, got {score!r}"
+            raise entry.fail(
+                "score",
+                f"expected [low, high] with 0 <= low <= high <= {max_score:g}, got {score!r}",
             )
         expectations.append(SampleExpectation(name, verdict, float(score[0]), float(score[1])))
-    missing = sorted(files - set(raw))
+    missing = sorted(files - set(top.data))
     if missing:
-        raise SpecError(f"{path}: field '{missing[0]}': samples/{missing[0]}.py has no entry")
+        raise field_error(path, missing[0], f"samples/{missing[0]}.py has no entry")
     return expectations

@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from ..calibrate import cache_dir
 from ..errors import GraderError, SpecError
@@ -96,21 +96,17 @@ def quick_spec(spec: ExerciseSpec) -> ExerciseSpec:
 # ------------------------------------------------------------------------ one exercise
 
 
-def _gradable(spec: ExerciseSpec, meta: AuthoringMeta) -> list[tuple[str, str, str]]:
-    """(name, file, source) for the reference, the naive version and every sample."""
-    files = [("reference", spec.path / "reference.py")]
-    if spec._naive_path is not None:
-        files.append(("naive", spec._naive_path))
-    files += [(f"samples/{p.stem}", p) for p in sorted((spec.path / "samples").glob("*.py"))]
-    items = []
-    for name, path in files:
-        source = path.read_text(encoding="utf-8")
-        if meta.kernelbench is not None:
-            from .kernelbench import prepare_source
+def _gradable(spec: ExerciseSpec) -> list[tuple[str, str, str]]:
+    """(name, file, source) for the reference, the naive version and every sample.
 
-            source = prepare_source(spec, meta, source)
-        items.append((name, str(path), source))
-    return items
+    Sources are graded as they are: the engine itself wraps a KernelBench-style file that
+    defines only the model class, exactly as it would a student's.
+    """
+    files = [("reference", spec.reference_path)]
+    if spec.naive_path is not None:
+        files.append(("naive", spec.naive_path))
+    files += [(f"samples/{p.stem}", p) for p in sorted((spec.path / "samples").glob("*.py"))]
+    return [(name, str(path), path.read_text(encoding="utf-8")) for name, path in files]
 
 
 def _summary(report: dict[str, Any]) -> dict[str, Any]:
@@ -161,7 +157,8 @@ def _grade_all(
             profile=profile,
             compare=perf,
         )
-        return name, report
+        # The checks below read reports as the JSON they are stored as.
+        return name, cast("dict[str, Any]", report)
 
     if jobs == 1:
         return dict(one(i, item) for i, item in enumerate(items))
@@ -246,14 +243,14 @@ def _check_lesson(
                 f"{intensity:.3g} FLOP/byte at sizes.cpu.timed against a CPU ridge point of "
                 f"{ridge:.3g}: {bound}-bound"
             )
-    naive_path = spec._naive_path
+    naive_path = spec.naive_path
     if not (lesson.naive_more_ops or lesson.naive_more_bytes):
         return problems, figures
     if naive_path is None:
         return [*problems, f"{meta_file}: field 'lesson': needs naive.py to compare with"], figures
     from .. import trusted_code
 
-    reference = trusted_code.load(spec._reference_path, spec.entry, spec.content_hash)
+    reference = trusted_code.load(spec.reference_path, spec.entry, spec.content_hash)
     naive = trusted_code.load(naive_path, spec.entry, spec.content_hash)
     sizes = structure.largest_check(spec)
     ref_traffic = structure.traffic(spec, reference, sizes)
@@ -309,6 +306,14 @@ def validate_exercise(
         result.problems.append(str(exc))
         return result
     result.slug, result.content_hash, result.draft = spec.slug, spec.content_hash, meta.draft
+    legacy = meta.kernelbench.legacy_model if meta.kernelbench is not None else None
+    if legacy is not None and spec.kernelbench is None:
+        # An import from before model/seed moved: grading would no longer wrap its samples.
+        result.problems.append(
+            f"{spec.path / 'validate.toml'}: field 'kernelbench.model': grading reads it from "
+            f"exercise.toml now; add [kernelbench] model = {legacy!r} there"
+        )
+        return result
     if device not in spec.devices:
         result.problems.append(
             f"{spec.path / 'exercise.toml'}: field 'devices': {device!r} not listed"
@@ -323,22 +328,22 @@ def validate_exercise(
     from . import structure
 
     try:
-        reference = trusted_code.load(spec._reference_path, spec.entry, spec.content_hash)
-        if spec._naive_path is not None:
-            trusted_code.load(spec._naive_path, spec.entry, spec.content_hash)
+        reference = trusted_code.load(spec.reference_path, spec.entry, spec.content_hash)
+        if spec.naive_path is not None:
+            trusted_code.load(spec.naive_path, spec.entry, spec.content_hash)
     except GraderError as exc:
         result.problems.append(str(exc))
         return result
     # A KernelBench entry builds its model per device kind, so on meta tensors it can only
     # stand for one device: the CPU's sizes (the CUDA ones are checked on a GPU worker).
-    shape_devices = ("cpu",) if meta.kernelbench is not None and "cpu" in spec.devices else None
+    shape_devices = ("cpu",) if spec.kernelbench is not None and "cpu" in spec.devices else None
     result.problems += structure.check_shapes(spec, reference, shape_devices)
     result.problems += structure.check_real_and_degenerate(spec, reference)
     if result.problems:  # gradings would only repeat the same failure, slowly
         _cache_put(result)
         return result
 
-    items = _gradable(spec, meta)
+    items = _gradable(spec)
     if progress:
         progress(f"{spec.slug}: grading {len(items)} files ({mode}, {device})")
     reports = _grade_all(spec, items, device, perf, jobs)

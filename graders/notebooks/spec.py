@@ -24,16 +24,18 @@ only the source notebook is used.
 from __future__ import annotations
 
 import hashlib
-import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from ..content import IGNORED_PARTS, SlugRegistry, Table, read_toml
+from ..content import content_hash as folder_hash
 from ..errors import SpecError
 
 TOML_NAME = "notebook.toml"
-_IGNORED_PARTS = ("__pycache__", ".ipynb_checkpoints", ".pytest_cache", ".ruff_cache")
+# Jupyter's autosaves are not content either.
+HASH_IGNORED_PARTS = (*IGNORED_PARTS, ".ipynb_checkpoints")
 
 
 @dataclass(frozen=True)
@@ -78,56 +80,28 @@ class NotebookExerciseSpec:
         return "notebook"
 
 
-def _fail(file: Path, key: str, message: str) -> SpecError:
-    return SpecError(f"{file}: field '{key}': {message}")
-
-
-def _get(data: dict[str, Any], key: str, kinds: tuple[type, ...], file: Path, where: str) -> Any:
-    if key not in data:
-        raise _fail(file, where + key, "missing")
-    value = data[key]
-    if (isinstance(value, bool) and bool not in kinds) or not isinstance(value, kinds):
-        names = " or ".join(k.__name__ for k in kinds)
-        raise _fail(file, where + key, f"expected {names}, got {type(value).__name__}")
-    return value
-
-
-def _parse_limits(data: Any, file: Path) -> NotebookLimits:
-    if not isinstance(data, dict):
-        raise _fail(file, "limits", "must be a table")
+def _parse_limits(table: Table) -> NotebookLimits:
     defaults = NotebookLimits()
-    allowed = {f.name for f in fields(NotebookLimits)}
-    unknown = sorted(set(data) - allowed)
-    if unknown:
-        raise _fail(file, f"limits.{unknown[0]}", f"unknown key (allowed: {sorted(allowed)})")
+    names = [f.name for f in fields(NotebookLimits)]
+    table.only(names)
     values: dict[str, Any] = {}
-    for name in allowed:
-        if name not in data:
+    for name in names:
+        if name not in table:
             continue
         default = getattr(defaults, name)
-        kinds: tuple[type, ...] = (int, float) if isinstance(default, float) else (int,)
-        value = _get(data, name, kinds, file, "limits.")
-        if value <= 0:
-            raise _fail(file, f"limits.{name}", "must be > 0")
-        values[name] = float(value) if isinstance(default, float) else int(value)
+        if isinstance(default, float):
+            values[name] = table.number(name, sign="positive")
+        else:
+            values[name] = table.integer(name, sign="positive")
     limits = NotebookLimits(**values)
     if limits.cell_s > limits.total_s:
-        raise _fail(file, "limits.cell_s", "must be <= limits.total_s")
+        raise table.fail("cell_s", "must be <= limits.total_s")
     return limits
 
 
 def content_hash(folder: Path) -> str:
-    digest = hashlib.sha256()
-    files = sorted(
-        (p for p in folder.rglob("*") if p.is_file() and not set(p.parts) & set(_IGNORED_PARTS)),
-        key=lambda p: p.relative_to(folder).as_posix(),
-    )
-    for path in files:
-        name = path.relative_to(folder).as_posix().encode()
-        data = path.read_bytes()
-        # Length-prefixed so ("ab", "c") and ("a", "bc") cannot collide.
-        digest.update(len(name).to_bytes(8, "big") + name + len(data).to_bytes(8, "big") + data)
-    return digest.hexdigest()
+    """The digest stored with each published version of a notebook exercise folder."""
+    return folder_hash(folder, HASH_IGNORED_PARTS)
 
 
 def _cell_infos(source: Any, release: Any) -> tuple[CellInfo, ...]:
@@ -201,30 +175,26 @@ def load_notebook_exercise(folder: Path | str) -> NotebookExerciseSpec:
     file = folder / TOML_NAME
     if not file.is_file():
         raise SpecError(f"{file}: required file is missing")
-    try:
-        raw = tomllib.loads(file.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise SpecError(f"{file}: not valid TOML: {exc}") from None
-    unknown = sorted(set(raw) - {"slug", "title", "source", "limits"})
-    if unknown:
-        raise _fail(file, unknown[0], "unknown key (allowed: limits, slug, source, title)")
-    slug = _get(raw, "slug", (str,), file, "")
+    top = read_toml(file)
+    top.only(("slug", "title", "source", "limits"))
+    slug = top.get("slug", str)
     if slug != folder.name:
-        raise _fail(file, "slug", f"{slug!r} must equal the folder name {folder.name!r}")
-    title = _get(raw, "title", (dict,), file, "")
+        raise top.fail("slug", f"{slug!r} must equal the folder name {folder.name!r}")
+    title_table = top.sub("title")
+    title = {lang: title_table.get(lang, str) for lang in title_table.data}
     if "en" not in title:
-        raise _fail(file, "title.en", "missing")
+        raise title_table.fail("en", "missing")
     for lang, text in title.items():
-        if not isinstance(text, str) or not text.strip():
-            raise _fail(file, f"title.{lang}", "must be a non-empty string")
-    source_name = _get(raw, "source", (str,), file, "")
+        if not text.strip():
+            raise title_table.fail(lang, "must be a non-empty string")
+    source_name = top.get("source", str)
     source_path = (folder / source_name).resolve()
     if source_path.parent != folder or source_path.suffix != ".ipynb":
-        raise _fail(file, "source", "must name an .ipynb file in this folder")
+        raise top.fail("source", "must name an .ipynb file in this folder")
     if not source_path.is_file():
-        raise _fail(file, "source", f"{source_name} not found")
-    limits = _parse_limits(raw.get("limits", {}), file)
-    _, release, cells = prepare_source(source_path, f"{file}: field 'source' ({source_name})")
+        raise top.fail("source", f"{source_name} not found")
+    limits = _parse_limits(top.sub("limits", {}))
+    _, release, cells = prepare_source(source_path, f"{file}: field 'source'")
     return NotebookExerciseSpec(
         slug=slug,
         chapter=folder.parent.name,
@@ -273,9 +243,7 @@ def iter_notebook_exercises(root: Path | str) -> list[NotebookExerciseSpec]:
         p.parent for p in root.rglob(TOML_NAME) if "samples" not in p.relative_to(root).parts
     )
     specs = [load_notebook_exercise(folder) for folder in folders]
-    seen: dict[str, Path] = {}
+    slugs = SlugRegistry()
     for spec in specs:
-        if spec.slug in seen:
-            raise SpecError(f"{spec.path}: slug {spec.slug!r} already used by {seen[spec.slug]}")
-        seen[spec.slug] = spec.path
+        slugs.claim(spec.slug, spec.path, TOML_NAME)
     return specs

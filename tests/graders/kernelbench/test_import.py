@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 import sys
@@ -11,9 +12,11 @@ import pytest
 
 from graders import grade, load_exercise
 from graders.authoring import load_meta
-from graders.authoring.kernelbench import ENTRY, import_problem, prepare_source, read_problem
+from graders.authoring.kernelbench import ENTRY, import_problem, read_problem
 from graders.authoring.validate import quick_spec
 from graders.errors import SpecError
+from graders.model_wrapping import wrap_model_submission
+from graders.spec import KernelBenchEntry
 
 REPO = Path(__file__).resolve().parents[3]
 PROBLEMS = Path(__file__).resolve().parent / "problems"
@@ -38,6 +41,10 @@ def test_round_trip(problem: str, tmp_path: Path) -> None:
     spec = load_exercise(folder)
     meta = load_meta(folder)
     assert meta.draft is True and meta.kernelbench is not None
+    assert meta.kernelbench.source == f"{problem}.py"
+    # What grading needs is in exercise.toml; validate.toml only records the provenance.
+    assert spec.kernelbench == KernelBenchEntry(model="ModelNew", seed=42)
+    assert "model" not in (folder / "validate.toml").read_text()
     assert spec.entry == ENTRY
     # Scaled to the device: the CPU's timed inputs fit in tens of MB, not KernelBench's GBs.
     timed = spec.sizes["cpu"].timed
@@ -48,7 +55,7 @@ def test_round_trip(problem: str, tmp_path: Path) -> None:
     quick = quick_spec(spec)
 
     def graded(source: str) -> dict:
-        # grade() itself wraps a file that defines only ModelNew (prepare_source).
+        # grade() itself wraps a file that defines only ModelNew (wrap_model_submission).
         return grade(quick, source, device="cpu", profile=False)
 
     reference = graded((folder / "reference.py").read_text())
@@ -66,7 +73,7 @@ def test_the_command_line_grades_a_bare_model_new_file(tmp_path: Path) -> None:
     folder = tmp_path / "ch99" / "kb-relu"
     assert run_cli("import-kernelbench", str(PROBLEMS / "relu.py"), str(folder)).returncode == 0
     submission = folder / "samples" / "model_new.py"
-    assert prepare_source(load_exercise(folder), load_meta(folder), submission.read_text()) != (
+    assert wrap_model_submission(load_exercise(folder), submission.read_text()) != (
         submission.read_text()
     )
     result = run_cli("grade", str(folder), str(submission), "--json", "--no-profile")
@@ -112,3 +119,34 @@ def test_problem_is_read_without_running_it(tmp_path: Path) -> None:
     problem = read_problem(noisy)
     assert not marker.exists()
     assert problem.inputs[0].shape == ("batch_size", "dim")
+
+
+def test_wrapping_reads_only_the_spec(tmp_path: Path) -> None:
+    folder = import_problem(PROBLEMS / "relu.py", tmp_path / "ch99" / "kb-relu")
+    spec = load_exercise(folder)
+    (folder / "validate.toml").unlink()  # grading never reads authoring files
+    (folder / "starter.py").unlink()  # the wrapper block comes from the loaded spec
+    bare = (folder / "samples" / "model_new.py").read_text()
+    wrapped = wrap_model_submission(spec, bare)
+    assert isinstance(wrapped, str) and f"def {ENTRY}" in wrapped
+    assert wrap_model_submission(spec, bare.encode()) == wrapped
+    # A file that defines the entry itself, or not the model class, is left to the precheck.
+    reference = (folder / "reference.py").read_text()
+    assert wrap_model_submission(spec, reference) == reference
+    assert wrap_model_submission(spec, "x = 1\n") == "x = 1\n"
+    assert wrap_model_submission(spec, "def (:\n") == "def (:\n"
+    assert wrap_model_submission(spec, b"\xff class ModelNew: pass") == b"\xff class ModelNew: pass"
+    # Without [kernelbench] in exercise.toml nothing is wrapped.
+    plain = dataclasses.replace(spec, kernelbench=None)
+    assert wrap_model_submission(plain, bare) == bare
+
+
+def test_an_old_validate_toml_with_model_and_seed_still_reads(tmp_path: Path) -> None:
+    folder = tmp_path / "ch99" / "kb-old"
+    folder.mkdir(parents=True)
+    (folder / "validate.toml").write_text(
+        'draft = true\n[kernelbench]\nmodel = "ModelNew"\nseed = 42\nsource = "relu.py"\n'
+    )
+    meta = load_meta(folder)
+    assert meta.kernelbench is not None and meta.kernelbench.source == "relu.py"
+    assert meta.kernelbench.legacy_model == "ModelNew"
