@@ -26,6 +26,7 @@ from pathlib import Path
 
 from . import calibrate, precheck, report, sandbox, slots
 from .errors import GraderError
+from .model_wrapping import wrap_model_submission
 from .phases import Grader, Outcome, Run, comparison_fields
 from .report_types import Report, Verdict
 from .session import TrustedChannel
@@ -99,7 +100,7 @@ def _start_companions(
     neither read their code nor signal them.
     """
     companions: dict[str, Run] = {}
-    files = {"reference": spec._reference_path, "naive": spec._naive_path}
+    files = {"reference": spec.reference_path, "naive": spec.naive_path}
     uid = sandbox.companion_uid(slot) if sandbox.mode() == "root" else None
     for name, path in files.items():
         if path is None:
@@ -159,10 +160,7 @@ def grade_code(
     the grader itself failed; everything the submission does ends up in the report.
     """
     # A KernelBench-style submission may define only ModelNew; give it the exercise's entry.
-    from .authoring.kernelbench import prepare_source
-    from .authoring.meta import load_meta
-
-    source = prepare_source(spec, load_meta(spec.path), source)
+    source = wrap_model_submission(spec, source)
     device = device or spec.devices[0]
     if device not in spec.devices:
         raise ValueError(f"exercise {spec.slug} supports {spec.devices}, not {device!r}")

@@ -114,7 +114,7 @@ def _describe_failure(message: dict[str, Any], where: str) -> tuple[Verdict, str
 class Grader:
     def __init__(self, spec: ExerciseSpec, device: str, slot: int) -> None:
         self.spec, self.device, self.slot = spec, device, slot
-        self.reference = trusted_code.load(spec._reference_path, spec.entry, spec.content_hash)
+        self.reference = trusted_code.load(spec.reference_path, spec.entry, spec.content_hash)
 
     # ------------------------------------------------------------------ plumbing
     def _receive(self, run: Run, expect: tuple[str, ...], where: str, budget_name: str) -> dict:

@@ -31,6 +31,7 @@ from courseware.quizzes.parsing import AnswerInvalid, parse_number
 from courseware.quizzes.selectors import quiz_get_published, quiz_policy_for
 from courseware.quizzes.spec import Question as QuestionSpec
 from courseware.quizzes.spec import QuizFileError, QuizSpec
+from graders.content import SlugRegistry
 
 logger = logging.getLogger(__name__)
 
@@ -50,14 +51,16 @@ class QuizRefused(Exception):
 def quizzes_sync(*, quizzes: list[QuizSpec], root: Path, course: Course) -> list[str]:
     """Mirror the quiz files into Item, Quiz and Question rows. Returns the slugs of quizzes
     no longer in the files (unpublished, never deleted: attempts point at them). Call it
-    inside the caller's transaction."""
+    inside the caller's transaction. SpecError (naming both files) when a quiz's slug is
+    already taken by an exercise or notebook in the database."""
+    slugs = SlugRegistry()
+    others = Item.objects.filter(slug__in=[q.slug for q in quizzes]).exclude(kind=ItemKind.QUIZ)
+    for other in others:
+        # ItemKind values name the spec file: exercise.toml, notebook.toml.
+        slugs.claim(other.slug, root / other.source_path, f"{other.kind}.toml")
     for spec in quizzes:
-        clash = Item.objects.filter(slug=spec.slug).exclude(kind=ItemKind.QUIZ).first()
-        if clash is not None:
-            raise QuizFileError(
-                f"{spec.path / 'quiz.toml'}: field 'slug': '{spec.slug}' already names a "
-                f"{clash.kind}; slugs must be unique across all content"
-            )
+        slugs.claim(spec.slug, spec.path, "quiz.toml")
+    for spec in quizzes:
         item, _created = Item.objects.update_or_create(
             slug=spec.slug,
             defaults={
