@@ -85,3 +85,28 @@ def test_drafts_and_exercises_that_failed_validation_are_not_published(
     line = run("sync_content", "--root", str(tmp_path))
     assert "vector-add (failed validation" in line
     assert not Item.objects.get(slug="vector-add").is_published
+
+
+@pytest.mark.django_db
+def test_a_second_sync_of_unchanged_content_keeps_every_digest() -> None:
+    # The digest stored per item is its version: syncing the same files must not make one.
+    run("sync_content")
+    first = dict(Item.objects.values_list("slug", "content_hash"))
+    assert {"vector-add", "fusion-notebook"} <= set(first)
+    assert any(kind == "quiz" for kind in Item.objects.values_list("kind", flat=True))
+    run("sync_content")
+    assert dict(Item.objects.values_list("slug", "content_hash")) == first
+
+
+@pytest.mark.django_db
+def test_a_slug_used_twice_is_refused_naming_both_files(tmp_path: Path) -> None:
+    for chapter in ("ch15", "ch16"):
+        shutil.copytree(
+            settings.GRADERS_EXERCISES_ROOT / "ch15" / "softmax", tmp_path / chapter / "softmax"
+        )
+    with pytest.raises(CommandError) as caught:
+        call_command("sync_content", "--root", str(tmp_path))
+    message = str(caught.value)
+    assert f"{tmp_path / 'ch16' / 'softmax' / 'exercise.toml'}: field 'slug': 'softmax'" in message
+    assert str(tmp_path / "ch15" / "softmax" / "exercise.toml") in message
+    assert Item.objects.count() == 0

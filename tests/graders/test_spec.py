@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from pathlib import Path
 
 import pytest
@@ -129,3 +130,27 @@ def test_formula_values(text: str, value: float) -> None:
 def test_formula_rejects_code(text: str) -> None:
     with pytest.raises(FormulaError):
         Formula(text)({"n": 10})
+
+
+def test_kernelbench_table_is_optional_and_typed(tmp_path: Path) -> None:
+    from graders.spec import KernelBenchEntry
+
+    assert load_exercise(VECTOR_ADD).kernelbench is None
+    folder = copy_exercise(tmp_path / "a", {r"\[inputs\]": "[kernelbench]\nseed = 7\n\n[inputs]"})
+    assert load_exercise(folder).kernelbench == KernelBenchEntry(model="ModelNew", seed=7)
+    for i, (table, words) in enumerate(
+        [
+            ('[kernelbench]\nmodel = "Model New"', "field 'kernelbench.model'"),
+            ("[kernelbench]\nseed = true", "field 'kernelbench.seed': expected int, got bool"),
+            ("[kernelbench]\nweights = 1", "field 'kernelbench.weights': unknown key"),
+        ]
+    ):
+        bad = copy_exercise(tmp_path / str(i), {r"\[inputs\]": f"{table}\n\n[inputs]"})
+        with pytest.raises(SpecError, match=re.escape(words)):
+            load_exercise(bad)
+
+
+def test_reference_and_naive_paths() -> None:
+    spec = load_exercise(VECTOR_ADD)
+    assert spec.reference_path == VECTOR_ADD / "reference.py"
+    assert spec.naive_path in (None, VECTOR_ADD / "naive.py")

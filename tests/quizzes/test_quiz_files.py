@@ -12,6 +12,8 @@ from django.conf import settings
 from django.core.management import CommandError, call_command
 
 from courseware.quizzes.spec import LANGUAGES, QuizFileError, load_quiz
+from graders.errors import SpecError
+from tests.quizzes.helpers import question
 
 BANK = Path(settings.GRADERS_EXERCISES_ROOT) / "ch15" / "quiz"
 
@@ -31,19 +33,19 @@ def test_the_chapter_bank_covers_every_section_in_both_languages() -> None:
 
 def test_the_bank_uses_the_checked_figures() -> None:
     quiz = load_quiz(BANK)
-    assert quiz.question("04-a100-cores-per-sm").solve({}).answer == 64
-    assert quiz.question("28-fusion-savings").solve({}).answer == 40
-    unfused = quiz.question("27-fusion-unfused-traffic").solve({"mb": 4})
+    assert question("04-a100-cores-per-sm", quiz).solve({}).answer == 64
+    assert question("28-fusion-savings", quiz).solve({}).answer == 40
+    unfused = question("27-fusion-unfused-traffic", quiz).solve({"mb": 4})
     assert unfused.answer == 20 and unfused.extra["fused"] == 12
     a100 = {"name": "A100", "bw_tbs": 2.039, "tflops": 312, "sms": 108}
-    assert quiz.question("13-ridge-point").solve({"gpu": a100}).answer == pytest.approx(
+    assert question("13-ridge-point", quiz).solve({"gpu": a100}).answer == pytest.approx(
         153, rel=0.01
     )
     ln = {"b": 8, "s": 512, "d": 4096, "dtype": {"name": "bf16", "bytes": 2}, "gpu": a100}
-    solved = quiz.question("18-layernorm-memory-time").solve(ln)
+    solved = question("18-layernorm-memory-time", quiz).solve(ln)
     assert solved.answer == pytest.approx(33, rel=0.01)
     assert solved.extra["compute_us"] == pytest.approx(0.27, rel=0.02)
-    assert quiz.question("17-layernorm-ai").solve(ln).answer == pytest.approx(1.25)
+    assert question("17-layernorm-ai", quiz).solve(ln).answer == pytest.approx(1.25)
 
 
 def copy_bank(tmp_path: Path) -> Path:
@@ -135,3 +137,34 @@ def test_sync_content_check_refuses_a_broken_quiz_and_writes_nothing(tmp_path: P
     with pytest.raises(CommandError) as caught:
         call_command("sync_content", "--check", "--root", str(tmp_path))
     assert "04-a100-cores-per-sm.toml" in str(caught.value) and "answer.wrong" in str(caught.value)
+
+
+def test_quiz_errors_are_content_errors() -> None:
+    # One type for every content mistake: callers catching SpecError see quiz files too.
+    assert issubclass(QuizFileError, SpecError)
+
+
+@pytest.mark.django_db
+def test_sync_refuses_a_quiz_whose_slug_names_an_exercise_in_the_database() -> None:
+    from courseware.authoring.services import course_get_default
+    from courseware.courses.models import Item, ItemKind
+    from courseware.quizzes.services import quizzes_sync
+
+    quiz = load_quiz(BANK, validate=False)
+    root = Path(settings.GRADERS_EXERCISES_ROOT)
+    course = course_get_default()
+    Item.objects.create(
+        slug=quiz.slug,
+        course=course,
+        kind=ItemKind.EXERCISE,
+        chapter="ch15",
+        title_en="x",
+        source_path="ch15/vector-add",
+        content_hash="0" * 64,
+        max_score=1,
+    )
+    with pytest.raises(SpecError) as caught:
+        quizzes_sync(quizzes=[quiz], root=root, course=course)
+    message = str(caught.value)
+    assert message.startswith(f"{BANK / 'quiz.toml'}: field 'slug': '{quiz.slug}' is also used by")
+    assert str(root / "ch15" / "vector-add" / "exercise.toml") in message
