@@ -59,11 +59,11 @@ An exercise is a folder ``exercises/<chapter>/<slug>/`` holding:
     [correctness]                            # optional
     allow_input_mutation = false
 
-    [kernelbench]                            # optional: a problem imported from KernelBench
-    model = "ModelNew"                       # a submission defining only this class (and not
-    seed = 42                                #   ``entry``) gets starter.py's wrapper block
-                                             #   appended (graders/model_wrapping.py); seed:
-                                             #   the public seed the wrapper builds models with
+    [kernelbench]                            # optional; written by import-kernelbench
+    model = "ModelNew"                       # a submission defining this class but not
+                                             #   ``entry`` gets starter.py's wrapper block
+                                             #   appended (graders/model_wrapping.py)
+    seed = 42                                # the public seed the wrapper builds models from
 
 Formulas are evaluated by :mod:`graders.formula` (no ``eval``).
 """
