@@ -14,6 +14,7 @@ content kernel's SpecError) with a message naming the file and the field, in the
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.util
 import itertools
@@ -122,10 +123,7 @@ class Question:
 
     def solve(self, variables: Mapping[str, Any]) -> Solution:
         """The answer for these variables. Raises QuizFileError when the function misbehaves."""
-
-        def fail(problem: str) -> SpecError:
-            return field_error(self.file, "answer.function", problem)
-
+        fail = functools.partial(field_error, self.file, "answer.function")
         if self.function is None:
             if self.kind == "numeric":
                 assert self.value is not None
@@ -230,6 +228,29 @@ def _import_answers(file: Path, slug: str, digest: str) -> ModuleType:
     return module
 
 
+def _variable_choices(var: Table, module: ModuleType, answers_file: Path) -> tuple[Any, ...]:
+    """The values a variable draws from (``choices`` or ``choices_from``); () for a range."""
+    if "choices_from" in var.data:
+        source = var.get("choices_from", str)
+        values = getattr(module, source, None)
+        if not isinstance(values, list | tuple) or not values:
+            raise var.fail("choices_from", f"{answers_file} has no non-empty list '{source}'")
+        choices = tuple(values)
+    elif "choices" in var.data:
+        choices = tuple(var.get("choices", list))
+        if not choices:
+            raise var.fail("choices", "must list at least one value")
+    else:
+        return ()
+    try:
+        encoded = [json.dumps(c, sort_keys=True) for c in choices]
+    except (TypeError, ValueError):
+        raise var.fail("choices", "values must be numbers, strings, lists or tables") from None
+    if len(set(encoded)) != len(encoded):
+        raise var.fail("choices", "values must be unique")
+    return choices
+
+
 def _parse_variables(table: Table, module: ModuleType, answers_file: Path) -> tuple[Variable, ...]:
     variables = []
     for name in table.data:
@@ -237,27 +258,8 @@ def _parse_variables(table: Table, module: ModuleType, answers_file: Path) -> tu
             raise table.fail(name, "a variable needs a Python identifier name, not a reserved one")
         var = table.sub(name)
         var.only(("choices", "choices_from", "range", "step", "decimals"))
-        if "choices_from" in var.data:
-            source = var.get("choices_from", str)
-            values = getattr(module, source, None)
-            if not isinstance(values, list | tuple) or not values:
-                raise var.fail("choices_from", f"{answers_file} has no non-empty list '{source}'")
-            choices = tuple(values)
-        elif "choices" in var.data:
-            choices = tuple(var.get("choices", list))
-            if not choices:
-                raise var.fail("choices", "must list at least one value")
-        else:
-            choices = ()
+        choices = _variable_choices(var, module, answers_file)
         if choices:
-            try:
-                encoded = [json.dumps(c, sort_keys=True) for c in choices]
-            except (TypeError, ValueError):
-                raise var.fail(
-                    "choices", "values must be numbers, strings, lists or tables"
-                ) from None
-            if len(set(encoded)) != len(encoded):
-                raise var.fail("choices", "values must be unique")
             variables.append(Variable(name, choices=choices))
             continue
         bounds = var.get("range", list)

@@ -106,5 +106,5 @@ def test_duplicate_slugs_are_refused(tmp_path: Path) -> None:
     _folder(tmp_path)
     other = tmp_path / "ch98" / "tiny"
     shutil.copytree(tmp_path / "ch99" / "tiny", other)
-    with pytest.raises(SpecError, match="field .slug.: .tiny. is also used by"):
+    with pytest.raises(SpecError, match="field 'slug': 'tiny' is also used by"):
         iter_notebook_exercises(tmp_path)
