@@ -198,41 +198,16 @@ def _grade_in_slot(
     except Exception as exc:
         raise GraderError(f"calibration failed: {exc!r}") from exc
     builder.set_peaks(peaks)
-    grader = Grader(spec, device, slot)
     uid = sandbox.slot_uid(slot) if sandbox.mode() == "root" else None
     with contextlib.ExitStack() as stack:
         scratch = stack.enter_context(sandbox.Scratch(uid))
-        session = _start_session(spec, device, slot, scratch, text)
-        run = Run(spec, device, session, scratch)
-        companions: dict[str, Run] = {}
-        try:
-            grader.start(run)
-            grader.check(run)
-            if compare:
-                companions = _start_companions(stack, spec, device, slot)
-                for name, companion in list(companions.items()):
-                    try:
-                        grader.start(companion)
-                    except (GraderError, Outcome) as exc:
-                        builder.companion_errors[name] = str(exc)
-                        del companions[name]
-            timed = grader.time_calls(run, companions)
-            _require_measure(spec, device, timed)
-            ops = grader.profile(run) if profile else None
-            builder.set_performance(timed, run.flags)
-            builder.profile = ops
-            ending: Outcome | None = None
-        except Outcome as outcome:
-            ending = outcome
-        finally:
-            session.close()
-            for companion in companions.values():
-                companion.session.close()
+        run = Run(spec, device, _start_session(spec, device, slot, scratch, text), scratch)
+        ending = _run_phases(stack, Grader(spec, device, slot), run, builder, profile, compare)
         # On CPU the harness only knows "cpu"; the model name is what a reader wants.
         builder.device_name = calibrate.device_name("cpu") if device == "cpu" else run.device_name
         builder.sandbox = {"mode": sandbox.mode(), "core": sandbox.pick_core(slot), "slot": slot}
-        builder.stderr = session.process.stderr.text(tail=4000)
-        builder.stdout = session.process.stdout.text(tail=2000)
+        builder.stderr = run.session.process.stderr.text(tail=4000)
+        builder.stdout = run.session.process.stdout.text(tail=2000)
     verdict: Verdict = "correct"
     message: str | None = None
     if ending is not None:
@@ -243,3 +218,41 @@ def _grade_in_slot(
     builder.correctness = run.correctness
     builder.timings = run.timings
     return builder.finish(verdict, message, total_s=time.monotonic() - began)
+
+
+def _run_phases(
+    stack: contextlib.ExitStack,
+    grader: Grader,
+    run: Run,
+    builder: report.ReportBuilder,
+    profile: bool,
+    compare: bool,
+) -> Outcome | None:
+    """Start, check, time and profile ``run``; the Outcome that ended it early, if any.
+
+    Every sandbox started here is closed before returning, so their output can be read.
+    """
+    spec, device, slot = run.spec, run.device, grader.slot
+    companions: dict[str, Run] = {}
+    try:
+        grader.start(run)
+        grader.check(run)
+        if compare:
+            companions = _start_companions(stack, spec, device, slot)
+            for name, companion in list(companions.items()):
+                try:
+                    grader.start(companion)
+                except (GraderError, Outcome) as exc:
+                    builder.companion_errors[name] = str(exc)
+                    del companions[name]
+        timed = grader.time_calls(run, companions)
+        _require_measure(spec, device, timed)
+        builder.profile = grader.profile(run) if profile else None
+        builder.set_performance(timed, run.flags)
+        return None
+    except Outcome as outcome:
+        return outcome
+    finally:
+        run.session.close()
+        for companion in companions.values():
+            companion.session.close()

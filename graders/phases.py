@@ -24,7 +24,7 @@ from . import correctness, measure, sandbox, trusted_code
 from .errors import GraderError
 from .harness import inputs as harness_inputs
 from .report import TimedFigures
-from .report_types import Verdict
+from .report_types import ProfileRow, Verdict
 from .session import ChannelClosed, ChannelCorrupt, ChannelTimeout, TrustedChannel
 from .spec import ExerciseSpec
 
@@ -238,7 +238,7 @@ class Grader:
             raise GraderError("the reference did not return a tensor")
         return originals, expected
 
-    def _call(
+    def call(
         self,
         run: Run,
         layout: list[dict[str, Any]],
@@ -255,7 +255,7 @@ class Grader:
         done = self._receive(run, ("done",), where, budget)
         return done, time.monotonic() - began
 
-    def _verify(
+    def verify(
         self,
         run: Run,
         layout: list[dict[str, Any]],
@@ -344,8 +344,8 @@ class Grader:
             seed = secrets.randbits(63)
             where = f"for sizes {sizes}"
             run.correctness["trials"] = index + 1
-            done, _ = self._call(run, layout, seed, False, where, "setup_s")
-            result = self._verify(run, layout, seed, done["out"], where, "setup_s")
+            done, _ = self.call(run, layout, seed, False, where, "setup_s")
+            result = self.verify(run, layout, seed, done["out"], where, "setup_s")
             if worst is None or (result.max_abs_err or 0) > (worst.max_abs_err or 0):
                 worst = result
         run.correctness.update(comparison_fields(worst))
@@ -355,115 +355,31 @@ class Grader:
         """Timed phase. With companions (reference, naive), rounds alternate between the
         submission and each companion in a fresh random order, all on the same inputs,
         so slow drifts of the machine affect every contender alike."""
-        began = time.monotonic()
-        policy, limit = self.spec.timing, self.spec.limits.timed_s
-        sizes = self.spec.sizes[self.device].timed
-        layout = _layout(self.spec, sizes)
-        where = f"in the timed phase (sizes {sizes})"
-        student_spent = 0.0  # the limit is for the submission's own calls only
-        times: list[float] = []
-        others: dict[str, list[float]] = {name: [] for name in companions}
-        claimed, accounted, observed = 0.0, 0.0, 0.0
-        verified, round_index, stop = 0, 0, False
-        background = False
-        disturbed: list[float] = []
+        phase = _TimedPhase(self, run, companions)
+        round_index = 0
         while True:
             seed = secrets.randbits(63)
-            warm = round_index < policy.warmup
+            warm = round_index < self.spec.timing.warmup
             round_index += 1
             order = ["student", *companions]
             secrets.SystemRandom().shuffle(order)
+            stop = False
             for name in order:
-                if name != "student":
-                    if not warm and measure.should_stop(others[name], policy, 0.0, float("inf")):
-                        continue  # its median is pinned down; stop spending time on it
-                    ticks = _cpu_ticks(run.session.process.pid)
-                    seconds = self._companion_call(companions, name, layout, seed)
-                    if seconds is not None and not warm:
-                        others[name].append(seconds)
-                    # The submission should be idle, blocked on our pipe; CPU time spent
-                    # now would slow the companion sharing its core and inflate the ratio.
-                    if _cpu_ticks(run.session.process.pid) - ticks > _BACKGROUND_TICKS:
-                        background = True
-                    continue
-                run.deadline = time.monotonic() + max(0.0, limit - student_spent)
-                done, round_trip = self._call(run, layout, seed, True, where, "timed_s")
-                student_spent += round_trip
-                if warm:
-                    run.session.send("drop")
-                    continue
-                seconds = max(int(done["ns"]), 0) / 1e9
-                if (
-                    _disturbed(done)
-                    and len(disturbed) < policy.max_runs
-                    and student_spent < 0.5 * limit
-                    and time.monotonic() - began < limit
-                ):
-                    disturbed.append(seconds)  # preempted: measure again instead
+                if name == "student":
+                    stop = phase.student_call(seed, warm)
                 else:
-                    times.append(seconds)
-                claimed += seconds
-                # Time the child was runnable but waiting for the core (busy machine)
-                # is accounted for too; the call's own preemption is already in ``ns``.
-                queued = max(int(done.get("queued_ns", 0)) - int(done.get("wait_ns", 0)), 0)
-                overhead = max(int(done.get("overhead_ns", 0)), 0)
-                accounted += seconds + (overhead + queued) / 1e9
-                observed += round_trip
-                stop = bool(times) and (
-                    measure.should_stop(times, policy, student_spent, limit)
-                    # Companions, verification and a busy machine all add wall time; the
-                    # whole phase stays within 2x the limit so a worker's timeout holds.
-                    or time.monotonic() - began > 2 * limit
-                )
-                # Which calls get verified is decided only now, after the call returned.
-                pick = secrets.randbelow(1000) < _SAMPLE_PROBABILITY * 1000
-                if stop or (pick and verified < policy.verified_samples - 1):
-                    verified += 1
-                    call_where = f"{where}, timed call {len(times)}"
-                    self._verify(run, layout, seed, done["out"], call_where, "timed_s")
-                else:
-                    run.session.send("drop")
+                    phase.companion_call(name, seed, warm)
             if not warm and stop:
-                break
-        summary = measure.summarize(times)
-        if claimed > observed * 1.02 + 1e-3 or (observed > 0.05 and accounted < 0.5 * observed):
-            run.flags.append("timing_inconsistent")
-        run.timings["timing_s"] = time.monotonic() - began
-        run.correctness["timed_calls_verified"] = verified
-        for name, companion in companions.items():
-            if len(others[name]) < 3:  # a very busy machine: better noisy than nothing
-                others[name] = others[name] + companion.disturbed
-        if background:
-            run.flags.append("background_activity")
-            others = {}  # the relative figures cannot be trusted
-        medians = {
-            name: measure.summarize(times).median_s for name, times in others.items() if times
-        }
+                return phase.figures()
 
-        def ratio(name: str) -> float | None:
-            median = medians.get(name)
-            return median / summary.median_s if median and summary.median_s > 0 else None
-
-        return TimedFigures(
-            summary=summary,
-            sizes=dict(sizes),
-            claimed_s=claimed,
-            observed_s=observed,
-            disturbed_runs=len(disturbed),
-            reference_median_s=medians.get("reference"),
-            naive_median_s=medians.get("naive"),
-            relative_to_reference=ratio("reference"),
-            speedup_vs_naive=ratio("naive"),
-        )
-
-    def _companion_call(
+    def companion_call(
         self, companions: dict[str, Run], name: str, layout: list[dict[str, Any]], seed: int
     ) -> float | None:
         """One call of a trusted companion; on any failure drop it (never the student's fault)."""
         companion = companions[name]
         companion.deadline = time.monotonic() + 60
         try:
-            done, _ = self._call(companion, layout, seed, True, f"({name})", "timed_s")
+            done, _ = self.call(companion, layout, seed, True, f"({name})", "timed_s")
             companion.session.send("drop")
         except Outcome as failure:
             companion.flags.append(f"{name} failed: {failure.message}")
@@ -475,13 +391,138 @@ class Grader:
             return None
         return seconds
 
-    def profile(self, run: Run) -> list[dict[str, Any]] | None:
+    def profile(self, run: Run) -> list[ProfileRow] | None:
         run.deadline = time.monotonic() + 30
         try:
             run.session.send("profile", top=8)
-            return self._receive(run, ("profiled",), "while profiling", "timed_s")["ops"]
+            ops = self._receive(run, ("profiled",), "while profiling", "timed_s").get("ops")
         except Outcome:
             return None
+        # The sandbox wrote this: keep only rows of the shape the report promises.
+        if not isinstance(ops, list):
+            return None
+        return [
+            {"name": op["name"], "calls": op["calls"], "self_time_s": float(op["self_time_s"])}
+            for op in ops
+            if isinstance(op, dict)
+            and isinstance(op.get("name"), str)
+            and type(op.get("calls")) is int
+            and op["calls"] >= 0
+            and type(op.get("self_time_s")) in (int, float)
+            and op["self_time_s"] >= 0
+        ]
+
+
+class _TimedPhase:
+    """The running totals of one timed phase, and one call of each contender at a time."""
+
+    def __init__(self, grader: Grader, run: Run, companions: dict[str, Run]) -> None:
+        self.grader, self.run, self.companions = grader, run, companions
+        self.began = time.monotonic()
+        spec = grader.spec
+        self.policy, self.limit = spec.timing, spec.limits.timed_s
+        self.sizes = spec.sizes[grader.device].timed
+        self.layout = _layout(spec, self.sizes)
+        self.where = f"in the timed phase (sizes {self.sizes})"
+        self.student_spent = 0.0  # the limit is for the submission's own calls only
+        self.times: list[float] = []
+        self.others: dict[str, list[float]] = {name: [] for name in companions}
+        self.claimed, self.accounted, self.observed = 0.0, 0.0, 0.0
+        self.verified = 0
+        self.background = False
+        self.disturbed: list[float] = []
+
+    def companion_call(self, name: str, seed: int, warm: bool) -> None:
+        if name not in self.companions:
+            return  # it failed earlier in this round's order
+        if not warm and measure.should_stop(self.others[name], self.policy, 0.0, float("inf")):
+            return  # its median is pinned down; stop spending time on it
+        pid = self.run.session.process.pid
+        ticks = _cpu_ticks(pid)
+        seconds = self.grader.companion_call(self.companions, name, self.layout, seed)
+        if seconds is not None and not warm:
+            self.others[name].append(seconds)
+        # The submission should be idle, blocked on our pipe; CPU time spent now would
+        # slow the companion sharing its core and inflate the ratio.
+        if _cpu_ticks(pid) - ticks > _BACKGROUND_TICKS:
+            self.background = True
+
+    def student_call(self, seed: int, warm: bool) -> bool:
+        """Time one call of the submission; True once the median is known well enough."""
+        run, policy, limit = self.run, self.policy, self.limit
+        run.deadline = time.monotonic() + max(0.0, limit - self.student_spent)
+        done, round_trip = self.grader.call(run, self.layout, seed, True, self.where, "timed_s")
+        self.student_spent += round_trip
+        if warm:
+            run.session.send("drop")
+            return False
+        seconds = max(int(done["ns"]), 0) / 1e9
+        if (
+            _disturbed(done)
+            and len(self.disturbed) < policy.max_runs
+            and self.student_spent < 0.5 * limit
+            and time.monotonic() - self.began < limit
+        ):
+            self.disturbed.append(seconds)  # preempted: measure again instead
+        else:
+            self.times.append(seconds)
+        self.claimed += seconds
+        # Time the child was runnable but waiting for the core (busy machine) is accounted
+        # for too; the call's own preemption is already in ``ns``.
+        queued = max(int(done.get("queued_ns", 0)) - int(done.get("wait_ns", 0)), 0)
+        overhead = max(int(done.get("overhead_ns", 0)), 0)
+        self.accounted += seconds + (overhead + queued) / 1e9
+        self.observed += round_trip
+        stop = bool(self.times) and (
+            measure.should_stop(self.times, policy, self.student_spent, limit)
+            # Companions, verification and a busy machine all add wall time; the whole
+            # phase stays within 2x the limit so a worker's timeout holds.
+            or time.monotonic() - self.began > 2 * limit
+        )
+        # Which calls get verified is decided only now, after the call returned.
+        pick = secrets.randbelow(1000) < _SAMPLE_PROBABILITY * 1000
+        if stop or (pick and self.verified < policy.verified_samples - 1):
+            self.verified += 1
+            where = f"{self.where}, timed call {len(self.times)}"
+            self.grader.verify(run, self.layout, seed, done["out"], where, "timed_s")
+        else:
+            run.session.send("drop")
+        return stop
+
+    def figures(self) -> TimedFigures:
+        run = self.run
+        summary = measure.summarize(self.times)
+        claimed, observed = self.claimed, self.observed
+        if claimed > observed * 1.02 + 1e-3 or (
+            observed > 0.05 and self.accounted < 0.5 * observed
+        ):
+            run.flags.append("timing_inconsistent")
+        run.timings["timing_s"] = time.monotonic() - self.began
+        run.correctness["timed_calls_verified"] = self.verified
+        others = self.others
+        for name, companion in self.companions.items():
+            if len(others[name]) < 3:  # a very busy machine: better noisy than nothing
+                others[name] = others[name] + companion.disturbed
+        if self.background:
+            run.flags.append("background_activity")
+            others = {}  # the relative figures cannot be trusted
+        medians = {name: measure.summarize(t).median_s for name, t in others.items() if t}
+
+        def ratio(name: str) -> float | None:
+            median = medians.get(name)
+            return median / summary.median_s if median and summary.median_s > 0 else None
+
+        return TimedFigures(
+            summary=summary,
+            sizes=dict(self.sizes),
+            claimed_s=claimed,
+            observed_s=observed,
+            disturbed_runs=len(self.disturbed),
+            reference_median_s=medians.get("reference"),
+            naive_median_s=medians.get("naive"),
+            relative_to_reference=ratio("reference"),
+            speedup_vs_naive=ratio("naive"),
+        )
 
 
 def _sample_positions(

@@ -55,7 +55,7 @@ def test_importing_every_graders_module_brings_in_neither_django_nor_courseware(
 def test_the_entry_point_tells_code_from_notebook_exercises(tmp_path: Path) -> None:
     assert exercise_kind(EXERCISES / "vector-add") == "code"
     assert exercise_kind(EXERCISES / "fusion-notebook") == "notebook"
-    with pytest.raises(SpecError, match="neither exercise.toml nor notebook.toml"):
+    with pytest.raises(SpecError, match=r"neither exercise\.toml nor notebook\.toml"):
         exercise_kind(tmp_path)
     (tmp_path / "exercise.toml").write_text("")
     (tmp_path / "notebook.toml").write_text("")
