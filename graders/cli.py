@@ -10,16 +10,17 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from .errors import GraderError, SpecError
+from .report_types import Report
 from .spec import ExerciseSpec, default_root, find_exercise, iter_exercises, load_exercise
 
 EXIT_OK, EXIT_GRADER, EXIT_USAGE = 0, 1, 2
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # argparse exits 2 already; keep its message
+    def error(self, message: str) -> NoReturn:  # argparse exits 2 already; keep its message
         self.print_usage(sys.stderr)
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
 
@@ -37,9 +38,9 @@ def _fmt(value: Any, unit: str = "", scale: float = 1.0, digits: int = 3) -> str
     return f"{value * scale:.{digits}g}{unit}"
 
 
-def human(report: dict[str, Any]) -> str:
+def human(report: Report) -> str:
     lines = [
-        f"{report['exercise']}: {report['verdict'].upper()}  "
+        f"{report['exercise']}: {(report['verdict'] or 'grader failure').upper()}  "
         f"score {report['score']:g}/{report['max_score']:g}"
     ]
     if report.get("message"):

@@ -113,9 +113,12 @@ class Timings(TypedDict):
     run_s: NotRequired[float | None]  # notebooks: all cells, kernel start excluded
 
 
+CellKind = Literal["autograded_test", "manual", "task"]
+
+
 class CellReport(TypedDict):
     grade_id: str
-    kind: Literal["autograded_test", "manual", "task"]
+    kind: CellKind
     score: NonNegative
     max_score: NonNegative
     needs_manual_grade: bool

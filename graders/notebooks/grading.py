@@ -293,11 +293,11 @@ def _cell_reports(
             passed = grade is not None and grade.auto_score is not None and score >= info.max_score
             entry["passed"] = passed if cell_ran else False
             verdict = "passed" if passed else "failed"
-            if not cell_ran or cell is None:
+            if not cell_ran or cell is None or index is None:
                 entry["output"] = "not run: the notebook stopped before this cell"
             elif info.hidden_tests:
                 entry["output"] = verdict
-            elif first_hidden_run is not None and index is not None and index > first_hidden_run:
+            elif first_hidden_run is not None and index > first_hidden_run:
                 entry["output"] = (
                     f"{verdict} (details withheld: this cell ran after a cell with hidden tests)"
                 )

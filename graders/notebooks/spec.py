@@ -32,6 +32,7 @@ from typing import Any
 from ..content import IGNORED_PARTS, SlugRegistry, Table, read_toml
 from ..content import content_hash as folder_hash
 from ..errors import SpecError
+from ..report_types import CellKind
 
 TOML_NAME = "notebook.toml"
 # Jupyter's autosaves are not content either.
@@ -53,7 +54,7 @@ class CellInfo:
     """What the grader knows about one graded cell of the source notebook."""
 
     grade_id: str
-    kind: str  # "autograded_test" | "manual" | "task"
+    kind: CellKind
     max_score: float
     hidden_tests: bool
 
@@ -118,6 +119,7 @@ def _cell_infos(source: Any, release: Any) -> tuple[CellInfo, ...]:
             continue
         meta = cell.metadata.nbgrader
         grade_id = meta["grade_id"]
+        kind: CellKind
         if utils.is_task(cell):
             kind = "task"
         elif utils.is_solution(cell) or cell.cell_type != "code":
