@@ -43,7 +43,7 @@ def human(report: Report) -> str:
         f"{report['exercise']}: {(report['verdict'] or 'grader failure').upper()}  "
         f"score {report['score']:g}/{report['max_score']:g}"
     ]
-    if report.get("message"):
+    if report["message"]:
         lines.append(report["message"])
     c = report.get("correctness")
     if c:
@@ -83,8 +83,9 @@ def human(report: Report) -> str:
             f"  {row['name'][:50]:50} {row['calls']:5d} calls "
             f"{_fmt(row['self_time_s'], ' ms', 1e3)}"
         )
-    if report.get("stderr") and report["verdict"] != "correct":
-        lines.append("--- stderr (tail) ---\n" + report["stderr"][-1500:])
+    stderr = report["stderr"]
+    if stderr and report["verdict"] != "correct":
+        lines.append("--- stderr (tail) ---\n" + stderr[-1500:])
     t = report["timings"]
     lines.append(
         f"took {_fmt(t['total_s'], ' s')} (sandbox start "
