@@ -35,6 +35,9 @@ test-embedded-e2e: install
 bench: install
 	$(BIN)/python -m bench.run_all
 
+# mypy checks the paths listed under [tool.mypy] in pyproject.toml; its cache (.mypy_cache/)
+# makes a second run take seconds, a cold one (torch's stubs) a minute or two.
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy

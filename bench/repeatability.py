@@ -21,14 +21,20 @@ VECTOR_ADD = REPO / "exercises" / "ch15" / "vector-add"
 def run(count: int = 10, device: str = "cpu", compare: bool = False) -> dict[str, Any]:
     spec = load_exercise(VECTOR_ADD)
     source = (VECTOR_ADD / "samples" / "fast.py").read_text()
-    gbps, points, seconds, runs, disturbed = [], [], [], [], []
+    gbps: list[float] = []
+    points: list[float] = []
+    seconds: list[float] = []
+    runs: list[int] = []
+    disturbed: list[int] = []
     for _ in range(count):
-        report = grade(spec, source, device, compare=compare, profile=False)
+        report = grade(spec, source, device=device, compare=compare, profile=False)
+        perf, total_s = report["performance"], report["timings"]["total_s"]
         assert report["verdict"] == "correct", report["message"]
-        perf = report["performance"]
+        # A correct grading was timed: it has its performance, bandwidth and duration.
+        assert perf is not None and perf["achieved_gbps"] is not None and total_s is not None
         gbps.append(perf["achieved_gbps"])
         points.append(perf["points"])
-        seconds.append(report["timings"]["total_s"])
+        seconds.append(total_s)
         runs.append(perf["runs"])
         disturbed.append(perf.get("disturbed_runs") or 0)
     mean = statistics.fmean(gbps)

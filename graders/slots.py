@@ -40,7 +40,8 @@ def acquire(slot: int | None = None) -> Iterator[int]:
         if slot is None:
             count = slot_count()
             for candidate in range(count):
-                handle = open(directory / f"slot-{candidate}.lock", "a+")  # noqa: SIM115
+                path = directory / f"slot-{candidate}.lock"
+                handle = open(path, "a+")  # noqa: SIM115  (stays open while the slot is held)
                 try:
                     fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 except BlockingIOError:
@@ -52,7 +53,8 @@ def acquire(slot: int | None = None) -> Iterator[int]:
             else:
                 slot = os.getpid() % count  # all busy: queue behind one of them
         if not handles:
-            handle = open(directory / f"slot-{slot}.lock", "a+")  # noqa: SIM115
+            path = directory / f"slot-{slot}.lock"
+            handle = open(path, "a+")  # noqa: SIM115  (stays open while the slot is held)
             handles.append(handle)
             fcntl.flock(handle, fcntl.LOCK_EX)  # waits while another grading holds it
         yield slot

@@ -10,8 +10,7 @@ import functools
 from dataclasses import dataclass
 
 import pytest
-from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.test import Client
 
 from courseware.accounts.services import token_issue
@@ -28,13 +27,13 @@ from courseware.courses.models import Enrolment, Item, Offering, Role
 class Cast:
     offering: Offering
     item: Item
-    alice: AbstractBaseUser
-    bob: AbstractBaseUser
-    tara: AbstractBaseUser
-    ines: AbstractBaseUser
-    stranger: AbstractBaseUser
+    alice: User
+    bob: User
+    tara: User
+    ines: User
+    stranger: User
 
-    def token_client(self, user: AbstractBaseUser) -> Client:
+    def token_client(self, user: User) -> Client:
         return Client(HTTP_AUTHORIZATION=f"Token {token_issue(user=user).key}")
 
 
@@ -50,8 +49,7 @@ def make_cast() -> Cast:
     offering = Offering.objects.create(
         course=course_get_default(), slug="2026-fall", title="Fall 2026"
     )
-    users = {}
-    User = get_user_model()
+    users: dict[str, User] = {}
     for name, role in (
         ("alice", Role.STUDENT),
         ("bob", Role.STUDENT),

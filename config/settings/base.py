@@ -27,7 +27,7 @@ def env_bool(name: str, default: bool) -> bool:
 
 def env_int(name: str, default: int) -> int:
     value = os.environ.get(name)
-    return default if value in (None, "") else int(value)
+    return int(value) if value else default
 
 
 # --- Core -------------------------------------------------------------------------------------

@@ -2,7 +2,7 @@
 
 import os
 
-from config.settings.base import *  # noqa: F403
+from config.settings.base import *  # noqa: F403  (a settings layer takes every base setting)
 from config.settings.base import DATABASES, REDIS_URL
 
 DEBUG = False

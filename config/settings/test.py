@@ -4,7 +4,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from config.settings.base import *  # noqa: F403
+from config.settings.base import *  # noqa: F403  (a settings layer takes every base setting)
 from config.settings.base import DATABASES, REDIS_URL, VAR_DIR, filesystem_broker
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast test logins

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db.models import QuerySet
 
 from courseware.courses.models import Enrolment, Item, ItemKind, ItemPolicy, Offering, Role
@@ -33,7 +33,7 @@ def item_get_published(*, slug: str) -> Item | None:
     return Item.objects.filter(slug=slug, is_published=True).select_related("course").first()
 
 
-def enrolment_for_item(*, user: AbstractBaseUser, item: Item) -> Enrolment | None:
+def enrolment_for_item(*, user: User, item: Item) -> Enrolment | None:
     """The user's enrolment in an active offering of the item's course (the newest if several)."""
     return (
         Enrolment.objects.filter(
@@ -45,7 +45,7 @@ def enrolment_for_item(*, user: AbstractBaseUser, item: Item) -> Enrolment | Non
     )
 
 
-def user_is_staff_of(*, user: AbstractBaseUser, offering: Offering | None) -> bool:
+def user_is_staff_of(*, user: User, offering: Offering | None) -> bool:
     """TAs and instructors of the offering (and site superusers) see everyone's work."""
     if getattr(user, "is_superuser", False):
         return True
@@ -73,7 +73,7 @@ def policy_for(*, offering: Offering, item: Item) -> EffectivePolicy:
     )
 
 
-def offering_ids_staffed_by(*, user: AbstractBaseUser) -> list[int] | None:
+def offering_ids_staffed_by(*, user: User) -> list[int] | None:
     """The offerings this user teaches or assists in; None means all (a site superuser)."""
     if getattr(user, "is_superuser", False):
         return None

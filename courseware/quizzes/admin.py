@@ -1,4 +1,5 @@
 from django.contrib import admin
+from django.http import HttpRequest
 
 from courseware.quizzes.models import Attempt, Question, Quiz, QuizSettings
 
@@ -28,5 +29,5 @@ class AttemptAdmin(admin.ModelAdmin):
     list_filter = ("question__quiz", "is_correct")
     readonly_fields = [f.name for f in Attempt._meta.fields]
 
-    def has_delete_permission(self, request, obj=None) -> bool:  # type: ignore[no-untyped-def]
+    def has_delete_permission(self, request: HttpRequest, obj: Attempt | None = None) -> bool:
         return False

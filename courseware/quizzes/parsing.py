@@ -49,12 +49,14 @@ def _normalise(raw: str) -> str:
     return text.replace("−", "-").replace("，", ",").replace("。", ".")
 
 
-def parse_number(raw: str, *, unit: str | None) -> ParsedNumber:
-    """Read `raw` as a number in `unit` (the question's declared unit, or None)."""
-    if not isinstance(raw, str):
-        raise AnswerInvalid(_('Send the answer as text, e.g. "1.25" or "33 us".'))
-    text = _normalise(raw)
-    example = _("e.g. 33 us or 2.039 TB/s") if unit else _("e.g. 1.25 or 1.3e-5")
+def _unreadable(raw: str, example: str) -> AnswerInvalid:
+    return AnswerInvalid(
+        _("'%(answer)s' is not a number we can read. Type it like this: %(example)s.")
+        % {"answer": raw.strip()[:40], "example": example}
+    )
+
+
+def _check_length(text: str, *, unit: str | None, example: str) -> None:
     if not text:
         raise AnswerInvalid(
             _("The answer is empty. Type a number, %(example)s.") % {"example": example}
@@ -64,12 +66,10 @@ def parse_number(raw: str, *, unit: str | None) -> ParsedNumber:
             _("The answer is longer than %(n)d characters. Type just the number%(unit)s.")
             % {"n": MAX_ANSWER_LENGTH, "unit": _(" and its unit") if unit else ""}
         )
-    match = _NUMBER.match(text)
-    if match is None:
-        raise AnswerInvalid(
-            _("'%(answer)s' is not a number we can read. Type it like this: %(example)s.")
-            % {"answer": raw.strip()[:40], "example": example}
-        )
+
+
+def _value(match: re.Match[str], raw: str, example: str) -> float:
+    """The number before any unit: mantissa (with its thousands commas) times the exponent."""
     mantissa = match["mantissa"]
     if "," in mantissa:
         if not _THOUSANDS.match(mantissa):
@@ -87,21 +87,14 @@ def parse_number(raw: str, *, unit: str | None) -> ParsedNumber:
     try:
         value = float(mantissa) * 10.0**exponent
     except (ValueError, OverflowError):
-        raise AnswerInvalid(
-            _("'%(answer)s' is not a number we can read. Type it like this: %(example)s.")
-            % {"answer": raw.strip()[:40], "example": example}
-        ) from None
+        raise _unreadable(raw, example) from None
     if not math.isfinite(value):
         raise AnswerInvalid(_("The answer must be a finite number."))
+    return value
 
-    written = match["unit"]
-    if written and written[0] in "0123456789.,+-":  # "1.2.3", "1 2": not a unit, a bad number
-        raise AnswerInvalid(
-            _("'%(answer)s' is not a number we can read. Type it like this: %(example)s.")
-            % {"answer": raw.strip()[:40], "example": example}
-        )
-    if not written:
-        return ParsedNumber(value, "")
+
+def _in_declared_unit(value: float, written: str, *, unit: str | None, example: str) -> float:
+    """`value` `written` (a unit the student typed) converted to the question's `unit`."""
     if unit is None:
         raise AnswerInvalid(
             _("This question takes a plain number without a unit; remove '%(unit)s'.")
@@ -127,4 +120,23 @@ def parse_number(raw: str, *, unit: str | None) -> ParsedNumber:
                 "declared": unit,
             }
         )
-    return ParsedNumber(value * found.factor / target.factor, written)
+    return value * found.factor / target.factor
+
+
+def parse_number(raw: str, *, unit: str | None) -> ParsedNumber:
+    """Read `raw` as a number in `unit` (the question's declared unit, or None)."""
+    if not isinstance(raw, str):
+        raise AnswerInvalid(_('Send the answer as text, e.g. "1.25" or "33 us".'))
+    text = _normalise(raw)
+    example = _("e.g. 33 us or 2.039 TB/s") if unit else _("e.g. 1.25 or 1.3e-5")
+    _check_length(text, unit=unit, example=example)
+    match = _NUMBER.match(text)
+    if match is None:
+        raise _unreadable(raw, example)
+    value = _value(match, raw, example)
+    written = match["unit"]
+    if written and written[0] in "0123456789.,+-":  # "1.2.3", "1 2": not a unit, a bad number
+        raise _unreadable(raw, example)
+    if not written:
+        return ParsedNumber(value, "")
+    return ParsedNumber(_in_declared_unit(value, written, unit=unit, example=example), written)

@@ -8,7 +8,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db.models import Max
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -162,8 +162,8 @@ class QuizState:
 def _why_not(policy: QuizPolicy, now: datetime, enrolled: bool) -> str:
     if not enrolled:
         return _("You are not enrolled in a running offering of this course.")
-    if not policy.is_open(now):
-        return _("This quiz opens on %(when)s.") % {"when": policy.opens_at.isoformat()}  # type: ignore[union-attr]
+    if policy.opens_at is not None and not policy.is_open(now):
+        return _("This quiz opens on %(when)s.") % {"when": policy.opens_at.isoformat()}
     if policy.is_closed(now):
         return _("The deadline has passed; answers are no longer accepted.")
     return ""
@@ -174,7 +174,7 @@ def question_state(
     spec: QuizSpec,
     question: QuestionSpec,
     row: Question,
-    user: AbstractBaseUser,
+    user: User,
     attempts: list[Attempt],
     policy: QuizPolicy,
     now: datetime,
@@ -234,7 +234,7 @@ def question_state(
 
 
 def quiz_state_for(
-    *, user: AbstractBaseUser, item: Item, language: str | None, now: datetime | None = None
+    *, user: User, item: Item, language: str | None, now: datetime | None = None
 ) -> QuizState:
     """Everything one user may see of a quiz now. The answers and explanations are filled in
     only for questions whose reveal condition holds (or for the offering's staff)."""

@@ -1,4 +1,5 @@
 from django.contrib import admin
+from django.http import HttpRequest
 
 from courseware.submissions.models import Grading, Override, Submission
 
@@ -18,7 +19,7 @@ class SubmissionAdmin(admin.ModelAdmin):
     inlines = [GradingInline]
     readonly_fields = [f.name for f in Submission._meta.fields]
 
-    def has_delete_permission(self, request, obj=None) -> bool:  # type: ignore[no-untyped-def]
+    def has_delete_permission(self, request: HttpRequest, obj: Submission | None = None) -> bool:
         return False
 
 

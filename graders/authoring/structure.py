@@ -41,7 +41,13 @@ class _TrafficCounter(TorchDispatchMode):
         self.ops = 0
         self.bytes = 0
 
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+    def __torch_dispatch__(
+        self,
+        func: Any,
+        types: Any,
+        args: tuple[Any, ...] = (),
+        kwargs: dict[str, Any] | None = None,
+    ) -> Any:
         out = func(*args, **(kwargs or {}))
         returns = func._schema.returns
         is_view = bool(returns) and all(
@@ -127,7 +133,7 @@ def check_real_and_degenerate(spec: ExerciseSpec, function: Callable[..., Any]) 
     passing the tolerance would mean the inputs or tolerances cannot tell a real answer
     from a cheap one.
     """
-    problems = []
+    problems: list[str] = []
     toml = spec.path / "exercise.toml"
     if "cpu" not in spec.sizes:
         return problems

@@ -10,17 +10,18 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 
 import torch
 
 from . import timing
 
 
-def _best_seconds(fn: object, repeats: int, timer: timing.Timer) -> float:
+def _best_seconds(fn: Callable[[], object], repeats: int, timer: timing.Timer) -> float:
     best = float("inf")
     for _ in range(repeats):
         timer.start()
-        fn()  # type: ignore[operator]
+        fn()
         best = min(best, timer.stop() / 1e9)
     return best
 

@@ -15,9 +15,12 @@ import dataclasses
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from ..errors import GraderError, SpecError
+
+if TYPE_CHECKING:
+    from ..report_types import Report
 
 EXIT_OK, EXIT_GRADER, EXIT_USAGE = 0, 1, 2
 
@@ -46,18 +49,21 @@ def _load(source: Path, cell_s: float | None = None, total_s: float | None = Non
     from .spec import load_notebook_exercise, spec_for_source
 
     spec = load_notebook_exercise(source) if source.is_dir() else spec_for_source(source)
-    changes = {k: v for k, v in (("cell_s", cell_s), ("total_s", total_s)) if v is not None}
-    if changes:
-        limits = dataclasses.replace(spec.limits, **changes)
+    if cell_s is not None or total_s is not None:
+        limits = dataclasses.replace(
+            spec.limits,
+            cell_s=spec.limits.cell_s if cell_s is None else cell_s,
+            total_s=spec.limits.total_s if total_s is None else total_s,
+        )
         if limits.cell_s > limits.total_s:
             limits = dataclasses.replace(limits, total_s=limits.cell_s)
         spec = dataclasses.replace(spec, limits=limits)
     return spec
 
 
-def human(report: dict[str, Any]) -> str:
+def human(report: Report) -> str:
     lines = [
-        f"{report['exercise']}: {report['verdict'].upper()}  "
+        f"{report['exercise']}: {(report['verdict'] or 'grader failure').upper()}  "
         f"score {report['score']:g}/{report['max_score']:g}"
         + ("  (needs manual grading)" if report.get("needs_manual_grade") else ""),
         report.get("message") or "",
@@ -67,8 +73,8 @@ def human(report: dict[str, Any]) -> str:
             f"  {cell['grade_id']:24} {cell['kind']:16} {cell['score']:g}/{cell['max_score']:g}"
             + ("  manual" if cell["needs_manual_grade"] else "")
         )
-        if cell.get("output"):
-            lines += ["    " + line for line in cell["output"].splitlines()[-12:]]
+        if output := cell["output"]:
+            lines += ["    " + line for line in output.splitlines()[-12:]]
     return "\n".join(line for line in lines if line is not None)
 
 
@@ -112,7 +118,7 @@ def run_release_notebook(args: argparse.Namespace) -> int:
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:
+    def error(self, message: str) -> NoReturn:
         self.print_usage(sys.stderr)
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
 

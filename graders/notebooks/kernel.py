@@ -18,13 +18,16 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import zmq
 from jupyter_client.blocking.client import BlockingKernelClient
 
 from .. import sandbox
 from ..errors import GraderError
+
+if TYPE_CHECKING:
+    from jupyter_client.connect import KernelConnectionInfo
 
 GRADER_ROOT = Path(sandbox.__file__).resolve().parent  # only its harness/ is mounted
 # Bounds on what kernel messages may cost the parent: ZMQ drops the connection on a
@@ -33,7 +36,13 @@ GRADER_ROOT = Path(sandbox.__file__).resolve().parent  # only its harness/ is mo
 # wait per socket.
 MAX_MESSAGE_BYTES = 8 * 1024 * 1024
 RECEIVE_QUEUE = 32
-_PORTS = {"shell_port": 1, "iopub_port": 2, "stdin_port": 3, "control_port": 4, "hb_port": 5}
+_PORTS: KernelConnectionInfo = {
+    "shell_port": 1,
+    "iopub_port": 2,
+    "stdin_port": 3,
+    "control_port": 4,
+    "hb_port": 5,
+}
 
 
 @dataclass(frozen=True)
@@ -107,10 +116,19 @@ def start_kernel(scratch: sandbox.Scratch, *, slot: int, limits: KernelLimits) -
     where = sandbox.layout(scratch.root, GRADER_ROOT)
     uid = sandbox.slot_uid(slot) if sandbox.mode() == "root" else None
     key = secrets.token_hex(32)
-    common = {**_PORTS, "transport": "ipc", "key": key, "signature_scheme": "hmac-sha256"}
+    common: KernelConnectionInfo = {
+        **_PORTS,
+        "transport": "ipc",
+        "key": key,
+        "signature_scheme": "hmac-sha256",
+    }
     # The sockets live in out/, which belongs to the sandbox user (it binds them there).
-    inside = {**common, "ip": f"{where.scratch}/out/kernel", "kernel_name": "python3"}
-    outside = {**common, "ip": str(scratch.outbox / "kernel")}
+    inside: KernelConnectionInfo = {
+        **common,
+        "ip": f"{where.scratch}/out/kernel",
+        "kernel_name": "python3",
+    }
+    outside: KernelConnectionInfo = {**common, "ip": str(scratch.outbox / "kernel")}
     connection_file = scratch.inbox / "kernel.json"
     connection_file.write_text(json.dumps(inside))
     os.chmod(connection_file, 0o644)

@@ -95,7 +95,8 @@ class OutputCollector:
             else:  # kept even when empty: a stderr stream alone fails an nbgrader test cell
                 self.outputs.append(new_output("stream", name=name, text=text))
         elif msg_type in ("display_data", "execute_result", "update_display_data"):
-            data = content.get("data") if isinstance(content.get("data"), dict) else {}
+            raw = content.get("data")
+            data: dict[str, Any] = raw if isinstance(raw, dict) else {}
             kept = {}
             for mime, value in data.items():
                 text = value if isinstance(value, str) else str(value)

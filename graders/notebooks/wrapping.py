@@ -80,7 +80,7 @@ def wrap_test(cell_source: str, label: str, *, show_source: bool) -> WrappedTest
         entry = (len(source), None, source.splitlines(keepends=True), filename)
         register = ast.parse(f"__import__('linecache').cache[{filename!r}] = {entry!r}")
         for node in ast.walk(register):  # line 0 keeps it out of the cell's own lines
-            if hasattr(node, "lineno"):
+            if isinstance(node, ast.stmt | ast.expr):  # the only located nodes in that line
                 node.lineno = node.end_lineno = 0
         tree.body[:0] = register.body
     ast.fix_missing_locations(tree)

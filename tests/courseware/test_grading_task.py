@@ -6,8 +6,8 @@ from unittest import mock
 
 from courseware.submissions.models import Grading, Status, Submission
 from courseware.submissions.services import submission_claim, submission_create
-from graders import GraderError
 from courseware.submissions.tasks import grade_submission
+from graders import GraderError
 from tests.conftest import Cast
 
 CODE = "def vector_add(a, b):\n    return a + b\n"
@@ -16,7 +16,7 @@ CODE = "def vector_add(a, b):\n    return a + b\n"
 def test_a_grader_that_keeps_breaking_marks_the_submission_failed(cast: Cast) -> None:
     submission = submission_create(user=cast.alice, exercise_slug="vector-add", code=CODE)
     with mock.patch("graders.grade", side_effect=GraderError("bwrap missing")) as engine:
-        grade_submission.apply(args=[submission.pk])
+        grade_submission.apply(args=(submission.pk,))
     assert engine.call_count == 3  # the first try and two retries
     failed = Submission.objects.get(pk=submission.pk)
     assert failed.status == Status.FAILED
@@ -28,7 +28,7 @@ def test_a_delivery_of_work_already_taken_does_nothing(cast: Cast) -> None:
     submission = submission_create(user=cast.alice, exercise_slug="vector-add", code=CODE)
     submission_claim(submission_id=submission.pk)  # another worker has it
     with mock.patch("graders.grade") as engine:
-        grade_submission.apply(args=[submission.pk])
+        grade_submission.apply(args=(submission.pk,))
     engine.assert_not_called()
     assert Grading.objects.count() == 0
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 from django.db import connection
+from kombu import Queue
 
 from config.celery_app import app
 
@@ -88,8 +89,9 @@ class Worker:
 
 def purge_grading_queue() -> None:
     with app.connection_for_write() as conn:
-        conn.default_channel.queue_declare(queue="cpu", durable=True, auto_delete=False)
-        conn.default_channel.queue_purge("cpu")
+        queue = Queue("cpu", durable=True, auto_delete=False).bind(conn.default_channel)
+        queue.queue_declare()
+        queue.purge()
 
 
 @pytest.fixture

@@ -39,7 +39,8 @@ def test_roofline_memory_bound() -> None:
 def test_roofline_compute_bound_and_implausible() -> None:
     perf = roofline.figures(nbytes=1e6, flops=1e12, median_s=1.0, peak_gbps=20.0, peak_flops=1e11)
     assert perf["roof"] == "compute"
-    assert roofline.implausible(perf["fraction_of_roofline"])  # 10x faster than the compute roof allows
+    # 10x faster than the compute roof allows
+    assert roofline.implausible(perf["fraction_of_roofline"])
 
 
 def test_curve_points() -> None:
@@ -65,7 +66,7 @@ def test_compare_nan_matches_nan_only() -> None:
     expected = torch.tensor([float("nan"), 1.0])
     assert correctness.compare(expected.clone(), expected, Tolerance(0, 0)).passed
     result = correctness.compare(torch.tensor([0.0, 1.0]), expected, Tolerance(0, 0))
-    assert not result.passed
+    assert not result.passed and result.first_mismatch is not None
     assert result.first_mismatch["expected"] == "nan"
 
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from datetime import timedelta
 from decimal import Decimal
+from typing import Any
 
 import pytest
+from django.contrib.auth.models import User
 from django.test import override_settings
 from django.utils import timezone
 
@@ -17,7 +19,7 @@ from tests.conftest import Cast
 from tests.quizzes.helpers import SLUG, answer, right_answer, variant
 
 
-def refused(user, key: str, value, status: int) -> str:  # type: ignore[no-untyped-def]
+def refused(user: User, key: str, value: object, status: int) -> str:
     with pytest.raises(QuizRefused) as caught:
         answer(user, key, value)
     assert caught.value.status_code == status
@@ -120,7 +122,7 @@ def test_strangers_and_unknown_questions_are_refused(cast: Cast) -> None:
     assert caught.value.status_code == 404
 
 
-def policy(cast: Cast, **fields) -> ItemPolicy:  # type: ignore[no-untyped-def]
+def policy(cast: Cast, **fields: Any) -> ItemPolicy:
     return ItemPolicy.objects.create(
         offering=cast.offering, item=Item.objects.get(slug=SLUG), **fields
     )

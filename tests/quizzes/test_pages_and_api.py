@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from datetime import timedelta
 
+from django.contrib.auth.models import User
 from django.test import Client
 from django.utils import timezone
 
@@ -15,14 +16,15 @@ from courseware.quizzes.spec import render
 from courseware.quizzes.templatetags.quiz_text import quiz_markdown
 from tests.conftest import Cast
 from tests.quizzes.helpers import SLUG, answer, bank, logged_in, right_answer, variant
+from tests.quizzes.helpers import question as bank_question
 
 PAGE = f"/quizzes/{SLUG}/"
 API = f"/api/v1/quizzes/{SLUG}"
 
 
-def explanation_html(user, key: str, lang: str = "en", attempt: int = 1) -> str:  # type: ignore[no-untyped-def]
+def explanation_html(user: User, key: str, lang: str = "en", attempt: int = 1) -> str:
     """The start of the explanation as the page would render it for this student."""
-    question = bank().question(key)
+    question = bank_question(key)
     variables = variant(user, key, attempt)
     solution = question.solve(variables)
     text = render(

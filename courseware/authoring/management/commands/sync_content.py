@@ -1,3 +1,5 @@
+from pathlib import Path
+
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from courseware.authoring.services import content_sync
@@ -13,7 +15,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: object, check: bool, root: str | None, **options: object) -> None:
         try:
-            summary = content_sync(root=root, check_only=check)  # type: ignore[arg-type]
+            summary = content_sync(root=Path(root) if root else None, check_only=check)
         except SpecError as exc:
             raise CommandError(f"Content not loaded: {exc}") from exc
         verb = "Checked" if check else "Synced"
