@@ -14,6 +14,7 @@ from courseware.courses.selectors import enrolment_for_item, user_is_staff_of
 from courseware.quizzes import selectors, services
 from courseware.quizzes.content import QuizUnavailable
 from courseware.quizzes.spec import QuizFileError
+from courseware.refusals import Refused
 from courseware.submissions.api import api_endpoint, error
 
 MAX_BODY_BYTES = 64 * 1024  # an answer is a few characters; nothing bigger is read
@@ -97,7 +98,7 @@ def attempts_collection(
         attempt = services.attempt_create(
             user=user, quiz_slug=slug, question_key=key, answer=data["answer"]
         )
-    except services.QuizRefused as refused:
+    except Refused as refused:
         return error(refused.message, refused.status_code)
     state = _state_or_error(user, slug)
     if isinstance(state, JsonResponse):

@@ -1,6 +1,6 @@
 """Writes for quizzes: syncing quiz files into rows, and recording an attempt.
 
-An answer is read before anything is written: a malformed one raises QuizRefused and costs
+An answer is read before anything is written: a malformed one raises Refused and costs
 no attempt. A readable answer becomes exactly one Attempt row, numbered under a lock on the
 user's row (and a unique constraint) so two quick clicks never both count as attempt 2.
 """
@@ -31,18 +31,10 @@ from courseware.quizzes.parsing import AnswerInvalid, parse_number
 from courseware.quizzes.selectors import quiz_get_published, quiz_policy_for
 from courseware.quizzes.spec import Question as QuestionSpec
 from courseware.quizzes.spec import QuizFileError, QuizSpec
+from courseware.refusals import Refused
 from graders.content import SlugRegistry
 
 logger = logging.getLogger(__name__)
-
-
-class QuizRefused(Exception):
-    """The answer was not taken; `message` tells the user what to do. No attempt was used."""
-
-    def __init__(self, message: str, *, status_code: int = 400) -> None:
-        super().__init__(message)
-        self.message = message
-        self.status_code = status_code
 
 
 # --------------------------------------------------------------------------- sync
@@ -160,7 +152,7 @@ def attempt_create(
     """Grade one answer now and record it as the user's next attempt at the question."""
     item = quiz_get_published(slug=quiz_slug)
     if item is None:
-        raise QuizRefused(
+        raise Refused(
             _("There is no quiz named '%(slug)s'.") % {"slug": str(quiz_slug)[:80]},
             status_code=404,
         )
@@ -172,17 +164,17 @@ def attempt_create(
     question = spec.question(row.key) if (spec is not None and row is not None) else None
     if row is None or question is None or spec is None:
         if row is not None:  # in the database but its file is broken or gone
-            raise QuizRefused(
+            raise Refused(
                 _("This question is being updated. Try again in a few minutes."), status_code=503
             )
-        raise QuizRefused(
+        raise Refused(
             _("Quiz '%(quiz)s' has no question '%(key)s'.")
             % {"quiz": item.slug, "key": str(question_key)[:80]},
             status_code=404,
         )
     enrolment = enrolment_for_item(user=user, item=item)
     if enrolment is None and not getattr(user, "is_superuser", False):
-        raise QuizRefused(
+        raise Refused(
             _(
                 "You are not enrolled in a running offering of this course. "
                 "Ask your instructor to enrol you."
@@ -193,13 +185,13 @@ def attempt_create(
     now = timezone.now()
     policy = quiz_policy_for(quiz=item.quiz, offering=offering)
     if not policy.is_open(now):
-        raise QuizRefused(
+        raise Refused(
             _("This quiz opens on %(when)s; answer after that.")
             % {"when": policy.opens_at.isoformat()},  # type: ignore[union-attr]
             status_code=403,
         )
     if policy.is_closed(now):
-        raise QuizRefused(
+        raise Refused(
             _(
                 "The deadline for this quiz passed on %(when)s; answers are no longer accepted. "
                 "Ask your instructor if you need an extension."
@@ -210,7 +202,7 @@ def attempt_create(
     try:
         read = answer_read(question=question, answer=answer)
     except AnswerInvalid as invalid:
-        raise QuizRefused(invalid.message, status_code=400) from None
+        raise Refused(invalid.message, status_code=400) from None
 
     with transaction.atomic():
         # Lock the user's row so that two quick answers cannot take the same attempt number.
@@ -219,9 +211,9 @@ def attempt_create(
             Attempt.objects.filter(user=user, question=row, offering=offering).order_by("number")
         )
         if any(a.is_correct for a in earlier):
-            raise QuizRefused(_("You already answered this question right."), status_code=409)
+            raise Refused(_("You already answered this question right."), status_code=409)
         if len(earlier) >= policy.max_attempts:
-            raise QuizRefused(
+            raise Refused(
                 _("You have used all %(n)d attempts at this question.")
                 % {"n": policy.max_attempts},
                 status_code=403,
@@ -234,7 +226,7 @@ def attempt_create(
             solution = question.solve(variables)
         except QuizFileError:
             logger.exception("Quiz %s question %s failed to solve", spec.slug, question.key)
-            raise QuizRefused(
+            raise Refused(
                 _("This question is being updated. Try again in a few minutes."), status_code=503
             ) from None
         if isinstance(solution.answer, float):
@@ -267,7 +259,7 @@ def attempt_create(
                     content_hash=spec.content_hash,
                 )
         except IntegrityError:
-            raise QuizRefused(
+            raise Refused(
                 _("This answer crossed with another one you sent. Reload the page and try again."),
                 status_code=409,
             ) from None

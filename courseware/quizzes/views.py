@@ -14,6 +14,7 @@ from django.views.decorators.http import require_http_methods
 from courseware.quizzes import selectors, services
 from courseware.quizzes.content import QuizUnavailable
 from courseware.quizzes.spec import QuizFileError
+from courseware.refusals import Refused
 
 
 @login_required
@@ -41,7 +42,7 @@ def quiz_detail(request: HttpRequest, slug: str) -> HttpResponse:
             attempt = services.attempt_create(
                 user=request.user, quiz_slug=slug, question_key=key, answer=answer
             )
-        except services.QuizRefused as refused:
+        except Refused as refused:
             messages.error(request, refused.message)
             typed[key] = answer
         else:

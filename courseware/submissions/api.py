@@ -18,6 +18,7 @@ from django.views.decorators.csrf import csrf_exempt
 
 from courseware.accounts.auth import BadCredentials, api_user
 from courseware.courses.selectors import item_list_published, user_is_staff_of
+from courseware.refusals import Refused
 from courseware.submissions import selectors, services
 
 ApiView = Callable[..., JsonResponse]
@@ -129,7 +130,7 @@ def submissions_collection(request: HttpRequest, user: AbstractBaseUser) -> Json
         submission = services.submission_create(
             user=user, exercise_slug=data.get("exercise", ""), code=code, notebook=notebook
         )
-    except services.SubmissionRefused as refused:
+    except Refused as refused:
         return error(refused.message, refused.status_code)
     url = request.build_absolute_uri(reverse("submission-detail", args=[submission.pk]))
     return JsonResponse({"id": submission.pk, "status": submission.status, "url": url}, status=201)

@@ -13,6 +13,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from courseware.courses.selectors import user_is_staff_of
+from courseware.refusals import Refused
 from courseware.submissions import selectors, services
 from courseware.submissions.models import Submission
 
@@ -53,8 +54,8 @@ def _record_score(
                 author=request.user,
                 **fields,
             )
-        except services.ManualGradeRefused as refused:
-            messages.error(request, str(refused))
+        except Refused as refused:
+            messages.error(request, refused.message)
         else:
             messages.success(request, _("Saved."))
     return redirect("submission-detail", submission_id=submission.pk)

@@ -26,6 +26,7 @@ from django.utils.translation import gettext as _
 
 from courseware.courses.models import Item, ItemKind
 from courseware.courses.selectors import enrolment_for_item, item_get_published, policy_for
+from courseware.refusals import Refused
 from courseware.submissions.models import (
     PENDING_STATUSES,
     Grading,
@@ -56,15 +57,6 @@ class GradingJob:
     device_kind: str
 
 
-class SubmissionRefused(Exception):
-    """The submission was not accepted; `message` tells the user what to do."""
-
-    def __init__(self, message: str, *, status_code: int = 400) -> None:
-        super().__init__(message)
-        self.message = message
-        self.status_code = status_code
-
-
 @dataclass(frozen=True)
 class Lateness:
     is_late: bool
@@ -74,7 +66,7 @@ class Lateness:
 def _lateness_or_refuse(*, item: Item, policy_due: Any, late_until: Any, opens_at: Any) -> Lateness:
     now = timezone.now()
     if opens_at is not None and now < opens_at:
-        raise SubmissionRefused(
+        raise Refused(
             _("%(item)s opens on %(when)s; submit after that.")
             % {"item": item.slug, "when": opens_at.isoformat()},
             status_code=403,
@@ -82,7 +74,7 @@ def _lateness_or_refuse(*, item: Item, policy_due: Any, late_until: Any, opens_a
     if policy_due is None or now <= policy_due:
         return Lateness(False, 0)
     if late_until is None or now > late_until:
-        raise SubmissionRefused(
+        raise Refused(
             _(
                 "The deadline for %(item)s passed on %(when)s and late work is no longer accepted. "
                 "Ask your instructor if you need an extension."
@@ -137,38 +129,38 @@ def submission_create(
 ) -> Submission:
     """Save a code or notebook submission and queue it for grading once the row is committed."""
     if not isinstance(exercise_slug, str) or not exercise_slug.strip():
-        raise SubmissionRefused(_("Name the exercise: send its slug in the field 'exercise'."))
+        raise Refused(_("Name the exercise: send its slug in the field 'exercise'."))
     item = item_get_published(slug=exercise_slug.strip())
     if item is None or item.kind not in (ItemKind.EXERCISE, ItemKind.NOTEBOOK):
-        raise SubmissionRefused(
+        raise Refused(
             _("There is no exercise named '%(slug)s'. Check the slug on the exercise page.")
             % {"slug": exercise_slug}
         )
     if item.kind == ItemKind.NOTEBOOK:
         kind, source = SubmissionKind.NOTEBOOK, notebook
         if not isinstance(source, str) or not source.strip():
-            raise SubmissionRefused(
+            raise Refused(
                 _("%(item)s is a notebook exercise: upload your .ipynb file.") % {"item": item.slug}
             )
         problem = _notebook_problem(source)
         if problem:
-            raise SubmissionRefused(problem)
+            raise Refused(problem)
     else:
         kind, source = SubmissionKind.CODE, code
         if not isinstance(source, str) or not source.strip():
-            raise SubmissionRefused(_("The code is empty. Paste your solution and submit again."))
+            raise Refused(_("The code is empty. Paste your solution and submit again."))
     device = device_kind or settings.GRADING_DEVICE_KIND
     if device_kind is None and device not in item.device_kinds and item.device_kinds:
         device = item.device_kinds[0]  # e.g. a notebook (CPU only) on a GPU site
     if device not in item.device_kinds:
-        raise SubmissionRefused(
+        raise Refused(
             _("%(item)s cannot be graded on '%(device)s'; it accepts %(kinds)s.")
             % {"item": item.slug, "device": device, "kinds": ", ".join(item.device_kinds)}
         )
 
     enrolment = enrolment_for_item(user=user, item=item)
     if enrolment is None and not getattr(user, "is_superuser", False):
-        raise SubmissionRefused(
+        raise Refused(
             _(
                 "You are not enrolled in a running offering of this course. "
                 "Ask your instructor to enrol you."
@@ -191,7 +183,7 @@ def submission_create(
             )
             used = _attempts_used(user=user, item=item, offering_id=offering.pk)
             if policy.max_attempts is not None and used >= policy.max_attempts:
-                raise SubmissionRefused(
+                raise Refused(
                     _("You have used all %(n)d attempts for %(item)s.")
                     % {"n": policy.max_attempts, "item": item.slug},
                     status_code=403,
@@ -199,7 +191,7 @@ def submission_create(
         limit = _pending_limit(offering.max_pending_per_student if offering else None)
         pending = Submission.objects.filter(user=user, status__in=PENDING_STATUSES).count()
         if pending >= limit:
-            raise SubmissionRefused(
+            raise Refused(
                 _(
                     "You already have %(n)d submissions waiting to be graded. "
                     "Wait for one to finish, then submit again."
@@ -376,10 +368,6 @@ def submission_requeue_stale(*, older_than_s: int | None = None) -> int:
     return len(stale)
 
 
-class ManualGradeRefused(Exception):
-    """A TA's manual grade could not be taken; the message says why."""
-
-
 def manual_grade_record(
     *,
     submission: Submission,
@@ -393,10 +381,10 @@ def manual_grade_record(
     cells = (grading.report.get("cells") or []) if grading is not None else []
     manual = {c.get("grade_id"): c for c in cells if c.get("needs_manual_grade")}
     if grade_id not in manual:
-        raise ManualGradeRefused(_("Cell '%(cell)s' is not graded by hand.") % {"cell": grade_id})
+        raise Refused(_("Cell '%(cell)s' is not graded by hand.") % {"cell": grade_id})
     top = Decimal(str(manual[grade_id].get("max_score") or 0))
     if not Decimal(0) <= score <= top:
-        raise ManualGradeRefused(
+        raise Refused(
             _("The score for '%(cell)s' must be between 0 and %(top)s.")
             % {"cell": grade_id, "top": top}
         )
@@ -422,7 +410,7 @@ def override_record(
     """A TA's score for the whole submission; it wins over every grading."""
     top = submission.item.max_score
     if not Decimal(0) <= score <= top:
-        raise ManualGradeRefused(_("The score must be between 0 and %(top)s.") % {"top": top})
+        raise Refused(_("The score must be between 0 and %(top)s.") % {"top": top})
     with transaction.atomic():
         override = Override.objects.create(
             submission=submission, author=author, score=score, comment=comment

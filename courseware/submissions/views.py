@@ -16,6 +16,7 @@ from django.views.decorators.http import require_http_methods
 
 from courseware.courses.models import ItemKind
 from courseware.courses.selectors import item_get_published, item_list_published, user_is_staff_of
+from courseware.refusals import Refused
 from courseware.submissions import selectors, services
 from graders import SpecError, load_exercise
 
@@ -40,7 +41,7 @@ def _notebook_from_upload(request: HttpRequest) -> str | None:
     if upload is None:
         return None
     if upload.size > int(settings.SUBMISSIONS_MAX_BODY_BYTES):
-        raise services.SubmissionRefused(
+        raise Refused(
             _("The file is larger than %(kib)d KiB.")
             % {"kib": int(settings.SUBMISSIONS_MAX_BODY_BYTES) // 1024},
             status_code=413,
@@ -48,7 +49,7 @@ def _notebook_from_upload(request: HttpRequest) -> str | None:
     try:
         return upload.read().decode("utf-8")
     except UnicodeDecodeError:
-        raise services.SubmissionRefused(
+        raise Refused(
             _("The file is not UTF-8 text; upload the .ipynb file saved by Jupyter.")
         ) from None
 
@@ -69,7 +70,7 @@ def exercise_detail(request: HttpRequest, slug: str) -> HttpResponse:
                 code=code,
                 notebook=_notebook_from_upload(request),
             )
-        except services.SubmissionRefused as refused:
+        except Refused as refused:
             # Keep what the student typed in the box: nothing they sent is lost.
             messages.error(request, refused.message)
         else:

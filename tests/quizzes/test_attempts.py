@@ -14,13 +14,13 @@ from django.utils import timezone
 from courseware.courses.models import Item, ItemPolicy
 from courseware.quizzes.models import Attempt, QuizSettings
 from courseware.quizzes.selectors import quiz_scores_for
-from courseware.quizzes.services import QuizRefused
+from courseware.refusals import Refused
 from tests.conftest import Cast
 from tests.quizzes.helpers import SLUG, answer, right_answer, variant
 
 
 def refused(user: User, key: str, value: object, status: int) -> str:
-    with pytest.raises(QuizRefused) as caught:
+    with pytest.raises(Refused) as caught:
         answer(user, key, value)
     assert caught.value.status_code == status
     return caught.value.message
@@ -115,7 +115,7 @@ def test_a_parameterized_single_choice_follows_the_drawn_gpu(cast: Cast) -> None
 def test_strangers_and_unknown_questions_are_refused(cast: Cast) -> None:
     assert "not enrolled" in refused(cast.stranger, "04-a100-cores-per-sm", "64", 403)
     assert "no question" in refused(cast.alice, "no-such-question", "64", 404)
-    with pytest.raises(QuizRefused) as caught:
+    with pytest.raises(Refused) as caught:
         from courseware.quizzes.services import attempt_create
 
         attempt_create(user=cast.alice, quiz_slug="no-such-quiz", question_key="x", answer="1")
