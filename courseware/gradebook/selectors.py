@@ -13,7 +13,11 @@ from courseware.courses.models import Enrolment, Item, Offering, Role
 from courseware.courses.selectors import item_list_published
 from courseware.quizzes.selectors import quiz_scores_for
 from courseware.submissions.models import Status, Submission
-from courseware.submissions.selectors import submission_effective_score
+from courseware.submissions.selectors import (
+    LatePenalties,
+    submission_effective_score,
+    submissions_with_scores,
+)
 
 
 @dataclass
@@ -47,15 +51,22 @@ def gradebook_for(*, offering: Offering) -> Gradebook:
     items = _exercise_items(offering)
     columns = [(item.slug, item.max_score) for item in items]
 
-    submissions = Submission.objects.filter(
-        offering=offering, user_id__in=rows, status__in=(Status.GRADED, Status.NEEDS_REVIEW)
-    ).select_related("item", "offering")
+    # Gradings, overrides and hand grades come in a few queries for the whole class, and each
+    # item's late policy once: the gradebook's queries do not grow with the class.
+    submissions = submissions_with_scores(
+        Submission.objects.filter(
+            offering=offering, user_id__in=rows, status__in=(Status.GRADED, Status.NEEDS_REVIEW)
+        )
+    )
+    penalties = LatePenalties()
     for submission in submissions:
         row = rows[submission.user_id]
         if submission.status == Status.NEEDS_REVIEW:
             row.pending_review += 1
             continue  # not final until a person has looked
-        score = submission_effective_score(submission, submission.current_grading)
+        score = submission_effective_score(
+            submission, submission.current_grading, penalties=penalties
+        )
         best = row.scores.get(submission.item.slug)
         if score is not None and (best is None or score > best):
             row.scores[submission.item.slug] = score

@@ -10,7 +10,7 @@ from django.shortcuts import get_object_or_404, render
 
 from courseware.courses.models import Offering
 from courseware.courses.selectors import offering_ids_staffed_by, user_is_staff_of
-from courseware.gradebook.selectors import gradebook_for, offerings_for_gradebook
+from courseware.gradebook.selectors import Gradebook, gradebook_for, offerings_for_gradebook
 
 
 @login_required
@@ -31,7 +31,7 @@ def gradebook_detail(request: HttpRequest, offering_id: int) -> HttpResponse:
     return render(request, "courseware/gradebook.html", {"book": book, "table": table})
 
 
-def _as_csv(book) -> HttpResponse:
+def _as_csv(book: Gradebook) -> HttpResponse:
     response = HttpResponse(content_type="text/csv; charset=utf-8")
     name = f"grades-{book.offering.course.slug}-{book.offering.slug}.csv"
     response["Content-Disposition"] = f'attachment; filename="{name}"'

@@ -100,7 +100,12 @@ class Submission(models.Model):
 
     @property
     def current_grading(self) -> Grading | None:
-        return self.gradings.order_by("-created_at", "-id").first()
+        """The newest grading (Grading's own ordering: newest first), or None before any.
+
+        `first()` on the related manager, not a fresh `order_by`: where a list view loaded
+        the gradings with prefetch_related it reads them from memory instead of a query per row.
+        """
+        return self.gradings.first()
 
 
 class Grading(models.Model):

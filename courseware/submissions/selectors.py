@@ -8,6 +8,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import QuerySet
 
+from courseware.courses.models import Item, Offering
 from courseware.courses.selectors import offering_ids_staffed_by, policy_for, user_is_staff_of
 from courseware.submissions.models import Grading, ManualGrade, Status, Submission
 from graders.report_schema import upgrade
@@ -37,10 +38,45 @@ def submission_list_for(
     return qs.filter(item_id=item_id) if item_id is not None else qs
 
 
-def late_factor(submission: Submission) -> Decimal:
+def submissions_with_scores(qs: QuerySet[Submission]) -> QuerySet[Submission]:
+    """`qs` with what submission_effective_score reads loaded alongside, for a list of them.
+
+    The item and offering are joined in; gradings, overrides and hand grades come in one query
+    each. Read row by row, every submission would cost a query for each of them instead, so a
+    gradebook or a list would grow with the class. Pass a LatePenalties for the late ones.
+    """
+    return qs.select_related("item", "offering").prefetch_related(
+        # Plain names, so each model's own ordering (newest first) holds in the cache, as
+        # current_grading, overrides.first() and latest_manual_grades expect.
+        "gradings",
+        "overrides",
+        "manual_grades",
+    )
+
+
+class LatePenalties:
+    """Each (offering, item)'s late penalty per day, asked of its policy once.
+
+    A list of submissions holds the same few (offering, item) pairs many times over; this keeps
+    the policy reads to one per pair rather than one per late submission.
+    """
+
+    def __init__(self) -> None:
+        self._per_day: dict[tuple[int, int], Decimal] = {}
+
+    def per_day(self, *, offering: Offering, item: Item) -> Decimal:
+        key = (offering.pk, item.pk)
+        if key not in self._per_day:
+            self._per_day[key] = policy_for(offering=offering, item=item).late_penalty_per_day
+        return self._per_day[key]
+
+
+def late_factor(submission: Submission, *, penalties: LatePenalties | None = None) -> Decimal:
     if not submission.is_late or submission.offering is None:
         return Decimal(1)
-    penalty = policy_for(offering=submission.offering, item=submission.item).late_penalty_per_day
+    penalty = (penalties or LatePenalties()).per_day(
+        offering=submission.offering, item=submission.item
+    )
     return max(Decimal(0), Decimal(1) - penalty * submission.late_days)
 
 
@@ -78,8 +114,13 @@ def _graded_score(submission: Submission, grading: Grading) -> Decimal | None:
     return grading.score
 
 
-def submission_effective_score(submission: Submission, grading: Grading | None) -> Decimal | None:
-    """A person's latest override wins; else the grading's score less any late penalty."""
+def submission_effective_score(
+    submission: Submission, grading: Grading | None, *, penalties: LatePenalties | None = None
+) -> Decimal | None:
+    """A person's latest override wins; else the grading's score less any late penalty.
+
+    For many submissions, load them with submissions_with_scores and share one LatePenalties.
+    """
     override = submission.overrides.first()
     if override is not None:
         return override.score
@@ -88,7 +129,7 @@ def submission_effective_score(submission: Submission, grading: Grading | None) 
     score = _graded_score(submission, grading)
     if score is None:
         return None
-    return (score * late_factor(submission)).quantize(Decimal("0.001"))
+    return (score * late_factor(submission, penalties=penalties)).quantize(Decimal("0.001"))
 
 
 def submission_as_api(submission: Submission, *, for_staff: bool) -> dict[str, Any]:
