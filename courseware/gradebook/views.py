@@ -5,22 +5,23 @@ from __future__ import annotations
 import csv
 
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, render
 
+from courseware.accounts.auth import AuthenticatedHttpRequest
 from courseware.courses.models import Offering
 from courseware.courses.selectors import offering_ids_staffed_by, user_is_staff_of
 from courseware.gradebook.selectors import Gradebook, gradebook_for, offerings_for_gradebook
 
 
 @login_required
-def gradebook_index(request: HttpRequest) -> HttpResponse:
+def gradebook_index(request: AuthenticatedHttpRequest) -> HttpResponse:
     offerings = offerings_for_gradebook(offering_ids=offering_ids_staffed_by(user=request.user))
     return render(request, "courseware/gradebook_index.html", {"offerings": offerings})
 
 
 @login_required
-def gradebook_detail(request: HttpRequest, offering_id: int) -> HttpResponse:
+def gradebook_detail(request: AuthenticatedHttpRequest, offering_id: int) -> HttpResponse:
     offering = get_object_or_404(Offering, pk=offering_id)
     if not user_is_staff_of(user=request.user, offering=offering):
         raise Http404("No such gradebook")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.http import HttpRequest, JsonResponse
 from django.utils.translation import get_language
 from django.utils.translation import gettext as _
@@ -36,7 +36,7 @@ def _read_body(request: HttpRequest) -> dict[str, Any] | JsonResponse:
     return data
 
 
-def _state_or_error(user: AbstractBaseUser, slug: str) -> selectors.QuizState | JsonResponse:
+def _state_or_error(user: User, slug: str) -> selectors.QuizState | JsonResponse:
     item = selectors.quiz_get_published(slug=slug)
     if item is None:
         return error(_("There is no quiz named '%(slug)s'.") % {"slug": slug[:80]}, 404)
@@ -47,7 +47,7 @@ def _state_or_error(user: AbstractBaseUser, slug: str) -> selectors.QuizState | 
 
 
 @api_endpoint(("GET",))
-def quizzes_collection(request: HttpRequest, user: AbstractBaseUser) -> JsonResponse:
+def quizzes_collection(request: HttpRequest, user: User) -> JsonResponse:
     language = get_language()
     return JsonResponse(
         {
@@ -65,7 +65,7 @@ def quizzes_collection(request: HttpRequest, user: AbstractBaseUser) -> JsonResp
 
 
 @api_endpoint(("GET",))
-def quiz_detail(request: HttpRequest, user: AbstractBaseUser, slug: str) -> JsonResponse:
+def quiz_detail(request: HttpRequest, user: User, slug: str) -> JsonResponse:
     state = _state_or_error(user, slug)
     if isinstance(state, JsonResponse):
         return state
@@ -73,9 +73,7 @@ def quiz_detail(request: HttpRequest, user: AbstractBaseUser, slug: str) -> Json
 
 
 @api_endpoint(("GET",))
-def question_detail(
-    request: HttpRequest, user: AbstractBaseUser, slug: str, key: str
-) -> JsonResponse:
+def question_detail(request: HttpRequest, user: User, slug: str, key: str) -> JsonResponse:
     state = _state_or_error(user, slug)
     if isinstance(state, JsonResponse):
         return state
@@ -88,9 +86,7 @@ def question_detail(
 
 
 @api_endpoint(("POST",))
-def attempts_collection(
-    request: HttpRequest, user: AbstractBaseUser, slug: str, key: str
-) -> JsonResponse:
+def attempts_collection(request: HttpRequest, user: User, slug: str, key: str) -> JsonResponse:
     data = _read_body(request)
     if isinstance(data, JsonResponse):
         return data
@@ -120,7 +116,7 @@ def attempts_collection(
 
 
 @api_endpoint(("GET",))
-def quiz_scores(request: HttpRequest, user: AbstractBaseUser, slug: str) -> JsonResponse:
+def quiz_scores(request: HttpRequest, user: User, slug: str) -> JsonResponse:
     """The offering's scores on this quiz, for its TAs and instructors only."""
     item = selectors.quiz_get_published(slug=slug)
     if item is None:

@@ -11,13 +11,13 @@ import json
 import logging
 import math
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -28,9 +28,9 @@ from courseware.quizzes import marking, variants
 from courseware.quizzes.content import QuizUnavailable, quiz_spec_for
 from courseware.quizzes.models import Attempt, Question, Quiz
 from courseware.quizzes.parsing import AnswerInvalid, parse_number
-from courseware.quizzes.selectors import quiz_get_published, quiz_policy_for
+from courseware.quizzes.selectors import QuizPolicy, quiz_get_published, quiz_policy_for
 from courseware.quizzes.spec import Question as QuestionSpec
-from courseware.quizzes.spec import QuizFileError, QuizSpec
+from courseware.quizzes.spec import QuizFileError, QuizSpec, Solution
 from courseware.refusals import Refused
 from graders.content import SlugRegistry
 
@@ -146,10 +146,10 @@ def _late_days(due_at: Any, now: Any) -> int:
     return math.ceil((now - due_at) / timedelta(days=1))
 
 
-def attempt_create(
-    *, user: AbstractBaseUser, quiz_slug: str, question_key: str, answer: object
-) -> Attempt:
-    """Grade one answer now and record it as the user's next attempt at the question."""
+def _question_for(
+    *, quiz_slug: str, question_key: str
+) -> tuple[Item, Question, QuestionSpec, QuizSpec]:
+    """The published quiz, the question's row and its spec, or Refused (404, or 503 mid-edit)."""
     item = quiz_get_published(slug=quiz_slug)
     if item is None:
         raise Refused(
@@ -172,6 +172,42 @@ def attempt_create(
             % {"quiz": item.slug, "key": str(question_key)[:80]},
             status_code=404,
         )
+    return item, row, question, spec
+
+
+def _refuse_unless_open(policy: QuizPolicy, now: datetime) -> None:
+    if not policy.is_open(now) and policy.opens_at is not None:
+        raise Refused(
+            _("This quiz opens on %(when)s; answer after that.")
+            % {"when": policy.opens_at.isoformat()},
+            status_code=403,
+        )
+    if policy.is_closed(now) and policy.due_at is not None:
+        raise Refused(
+            _(
+                "The deadline for this quiz passed on %(when)s; answers are no longer accepted. "
+                "Ask your instructor if you need an extension."
+            )
+            % {"when": policy.due_at.isoformat()},
+            status_code=403,
+        )
+
+
+def _marked(
+    question: QuestionSpec, read: ReadAnswer, solution: Solution
+) -> tuple[bool, dict[str, Any]]:
+    """Whether the answer is right, and what was expected (kept with the attempt)."""
+    if isinstance(solution.answer, float):
+        assert question.tolerance is not None
+        correct = question.tolerance.accepts(float(read.value), solution.answer)
+        return correct, {"value": solution.answer, "unit": question.unit}
+    correct = marking.choices_correct(set(read.value), set(solution.answer))
+    return correct, {"choices": sorted(solution.answer)}
+
+
+def attempt_create(*, user: User, quiz_slug: str, question_key: str, answer: object) -> Attempt:
+    """Grade one answer now and record it as the user's next attempt at the question."""
+    item, row, question, spec = _question_for(quiz_slug=quiz_slug, question_key=question_key)
     enrolment = enrolment_for_item(user=user, item=item)
     if enrolment is None and not getattr(user, "is_superuser", False):
         raise Refused(
@@ -184,21 +220,7 @@ def attempt_create(
     offering = enrolment.offering if enrolment else None
     now = timezone.now()
     policy = quiz_policy_for(quiz=item.quiz, offering=offering)
-    if not policy.is_open(now):
-        raise Refused(
-            _("This quiz opens on %(when)s; answer after that.")
-            % {"when": policy.opens_at.isoformat()},  # type: ignore[union-attr]
-            status_code=403,
-        )
-    if policy.is_closed(now):
-        raise Refused(
-            _(
-                "The deadline for this quiz passed on %(when)s; answers are no longer accepted. "
-                "Ask your instructor if you need an extension."
-            )
-            % {"when": policy.due_at.isoformat()},  # type: ignore[union-attr]
-            status_code=403,
-        )
+    _refuse_unless_open(policy, now)
     try:
         read = answer_read(question=question, answer=answer)
     except AnswerInvalid as invalid:
@@ -229,13 +251,7 @@ def attempt_create(
             raise Refused(
                 _("This question is being updated. Try again in a few minutes."), status_code=503
             ) from None
-        if isinstance(solution.answer, float):
-            assert question.tolerance is not None
-            correct = question.tolerance.accepts(float(read.value), solution.answer)
-            expected: dict[str, Any] = {"value": solution.answer, "unit": question.unit}
-        else:
-            correct = marking.choices_correct(set(read.value), set(solution.answer))
-            expected = {"choices": sorted(solution.answer)}
+        correct, expected = _marked(question, read, solution)
         days = _late_days(policy.due_at, now)
         factor = policy.factor_for(number)
         late_factor = max(Decimal(0), Decimal(1) - policy.late_penalty_per_day * days)

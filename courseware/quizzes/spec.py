@@ -500,10 +500,14 @@ def check_variant(question: Question, variables: Mapping[str, Any]) -> None:
             )
         context = question.explanation_context(solution, variables, lang)
         _render_checked(question, f"explanation.{lang}", question.explanation[lang], context)
-    if question.kind == "single" and len(solution.answer) != 1:  # type: ignore[arg-type]
+    if (
+        question.kind == "single"
+        and isinstance(solution.answer, frozenset)
+        and len(solution.answer) != 1
+    ):
         raise QuizFileError(
             f"{question.file}: field 'answer.function': a single-choice question needs exactly "
-            f"one correct choice, got {sorted(solution.answer)} for {dict(variables)}"  # type: ignore[arg-type]
+            f"one correct choice, got {sorted(solution.answer)} for {dict(variables)}"
         )
     if question.kind == "multiple" and not solution.answer:
         raise QuizFileError(f"{question.file}: field 'answer.function': no correct choice")

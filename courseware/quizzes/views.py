@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods
 
+from courseware.accounts.auth import AuthenticatedHttpRequest
 from courseware.quizzes import selectors, services
 from courseware.quizzes.content import QuizUnavailable
 from courseware.quizzes.spec import QuizFileError
@@ -18,7 +19,7 @@ from courseware.refusals import Refused
 
 
 @login_required
-def quiz_list(request: HttpRequest) -> HttpResponse:
+def quiz_list(request: AuthenticatedHttpRequest) -> HttpResponse:
     language = get_language()
     quizzes = [(item, item.title(language)) for item in selectors.quiz_list_published()]
     return render(request, "quizzes/list.html", {"quizzes": quizzes})
@@ -26,7 +27,7 @@ def quiz_list(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def quiz_detail(request: HttpRequest, slug: str) -> HttpResponse:
+def quiz_detail(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     item = selectors.quiz_get_published(slug=slug)
     if item is None:
         raise Http404("No such quiz")

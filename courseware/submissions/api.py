@@ -8,7 +8,7 @@ from functools import wraps
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.middleware.csrf import CsrfViewMiddleware
@@ -100,7 +100,7 @@ def _read_multipart(request: HttpRequest, too_big: JsonResponse) -> dict[str, An
         return too_big
     if upload is None:
         return error(_("Attach your notebook as the form field 'file'."), 400)
-    if upload.size > int(settings.SUBMISSIONS_MAX_BODY_BYTES):
+    if (upload.size or 0) > int(settings.SUBMISSIONS_MAX_BODY_BYTES):
         return too_big
     try:
         fields["notebook"] = upload.read().decode("utf-8")
@@ -110,9 +110,9 @@ def _read_multipart(request: HttpRequest, too_big: JsonResponse) -> dict[str, An
 
 
 @api_endpoint(("GET", "POST"))
-def submissions_collection(request: HttpRequest, user: AbstractBaseUser) -> JsonResponse:
+def submissions_collection(request: HttpRequest, user: User) -> JsonResponse:
     if request.method == "GET":
-        rows = selectors.submission_list_for(user=user)[:100]
+        rows = selectors.submissions_with_scores(selectors.submission_list_for(user=user))[:100]
         return JsonResponse(
             {"submissions": [selectors.submission_as_api(s, for_staff=False) for s in rows]}
         )
@@ -137,9 +137,7 @@ def submissions_collection(request: HttpRequest, user: AbstractBaseUser) -> Json
 
 
 @api_endpoint(("GET",))
-def submission_detail(
-    request: HttpRequest, user: AbstractBaseUser, submission_id: int
-) -> JsonResponse:
+def submission_detail(request: HttpRequest, user: User, submission_id: int) -> JsonResponse:
     submission = selectors.submission_get_visible(user=user, submission_id=int(submission_id))
     if submission is None:
         return error(_("No such submission."), 404)
@@ -148,7 +146,7 @@ def submission_detail(
 
 
 @api_endpoint(("GET",))
-def exercises_collection(request: HttpRequest, user: AbstractBaseUser) -> JsonResponse:
+def exercises_collection(request: HttpRequest, user: User) -> JsonResponse:
     language = getattr(request, "LANGUAGE_CODE", None)
     return JsonResponse(
         {

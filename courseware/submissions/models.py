@@ -7,7 +7,7 @@ row of its own (a regrade adds one, history stays), and so is every override a T
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -89,14 +89,14 @@ class Submission(models.Model):
     def __str__(self) -> str:
         return f"submission {self.pk} of {self.item_id} by {self.user_id}"
 
-    def save(self, *args: object, **kwargs: object) -> None:
+    def save(self, *args: Any, **kwargs: Any) -> None:  # Model.save's own signature
         if self.pk is not None and not self._state.adding:
             before = type(self).objects.filter(pk=self.pk).values(*self.IMMUTABLE_FIELDS).first()
             if before is not None:
                 changed = [f for f in self.IMMUTABLE_FIELDS if before[f] != getattr(self, f)]
                 if changed:
                     raise ValidationError(f"A submission never changes once made: {changed}")
-        super().save(*args, **kwargs)  # type: ignore[arg-type]
+        super().save(*args, **kwargs)
 
     @property
     def current_grading(self) -> Grading | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db.models import QuerySet
 
 from courseware.courses.models import Item, Offering
@@ -17,7 +17,7 @@ from graders.report_schema import upgrade
 STUDENT_HIDDEN_REPORT_KEYS = frozenset({"internal_error"})
 
 
-def submission_get_visible(*, user: AbstractBaseUser, submission_id: int) -> Submission | None:
+def submission_get_visible(*, user: User, submission_id: int) -> Submission | None:
     """The submission if this user may see it: its author, or staff of its offering."""
     submission = (
         Submission.objects.select_related("item", "offering", "user")
@@ -31,9 +31,7 @@ def submission_get_visible(*, user: AbstractBaseUser, submission_id: int) -> Sub
     return None
 
 
-def submission_list_for(
-    *, user: AbstractBaseUser, item_id: int | None = None
-) -> QuerySet[Submission]:
+def submission_list_for(*, user: User, item_id: int | None = None) -> QuerySet[Submission]:
     qs = Submission.objects.filter(user=user).select_related("item")
     return qs.filter(item_id=item_id) if item_id is not None else qs
 
@@ -162,7 +160,7 @@ def submission_as_api(submission: Submission, *, for_staff: bool) -> dict[str, A
     }
 
 
-def review_queue_for(*, user: AbstractBaseUser) -> QuerySet[Submission]:
+def review_queue_for(*, user: User) -> QuerySet[Submission]:
     """Submissions waiting for a person, in the offerings this user is staff of."""
     qs = Submission.objects.filter(status=Status.NEEDS_REVIEW).select_related("item", "user")
     offering_ids = offering_ids_staffed_by(user=user)

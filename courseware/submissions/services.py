@@ -19,7 +19,7 @@ from typing import Any
 from celery import current_app
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -86,7 +86,7 @@ def _lateness_or_refuse(*, item: Item, policy_due: Any, late_until: Any, opens_a
     return Lateness(True, days)
 
 
-def _attempts_used(*, user: AbstractBaseUser, item: Item, offering_id: int | None) -> int:
+def _attempts_used(*, user: User, item: Item, offering_id: int) -> int:
     # A grader failure or a rejected upload costs the student nothing.
     return (
         Submission.objects.filter(user=user, item=item, offering_id=offering_id)
@@ -119,9 +119,40 @@ def _notebook_problem(notebook: str) -> str | None:
     return None
 
 
+def _content_for(
+    *, item: Item, code: str | None, notebook: str | None
+) -> tuple[SubmissionKind, str]:
+    """The kind and the text to save for this item, or Refused saying what to send instead."""
+    if item.kind == ItemKind.NOTEBOOK:
+        if not isinstance(notebook, str) or not notebook.strip():
+            raise Refused(
+                _("%(item)s is a notebook exercise: upload your .ipynb file.") % {"item": item.slug}
+            )
+        problem = _notebook_problem(notebook)
+        if problem:
+            raise Refused(problem)
+        return SubmissionKind.NOTEBOOK, notebook
+    if not isinstance(code, str) or not code.strip():
+        raise Refused(_("The code is empty. Paste your solution and submit again."))
+    return SubmissionKind.CODE, code
+
+
+def _device_for(*, item: Item, device_kind: str | None) -> str:
+    """The device kind that will grade it: the one asked for, or the site's if the item takes it."""
+    device = device_kind or settings.GRADING_DEVICE_KIND
+    if device_kind is None and device not in item.device_kinds and item.device_kinds:
+        device = item.device_kinds[0]  # e.g. a notebook (CPU only) on a GPU site
+    if device not in item.device_kinds:
+        raise Refused(
+            _("%(item)s cannot be graded on '%(device)s'; it accepts %(kinds)s.")
+            % {"item": item.slug, "device": device, "kinds": ", ".join(item.device_kinds)}
+        )
+    return device
+
+
 def submission_create(
     *,
-    user: AbstractBaseUser,
+    user: User,
     exercise_slug: str,
     code: str | None = None,
     notebook: str | None = None,
@@ -136,27 +167,8 @@ def submission_create(
             _("There is no exercise named '%(slug)s'. Check the slug on the exercise page.")
             % {"slug": exercise_slug}
         )
-    if item.kind == ItemKind.NOTEBOOK:
-        kind, source = SubmissionKind.NOTEBOOK, notebook
-        if not isinstance(source, str) or not source.strip():
-            raise Refused(
-                _("%(item)s is a notebook exercise: upload your .ipynb file.") % {"item": item.slug}
-            )
-        problem = _notebook_problem(source)
-        if problem:
-            raise Refused(problem)
-    else:
-        kind, source = SubmissionKind.CODE, code
-        if not isinstance(source, str) or not source.strip():
-            raise Refused(_("The code is empty. Paste your solution and submit again."))
-    device = device_kind or settings.GRADING_DEVICE_KIND
-    if device_kind is None and device not in item.device_kinds and item.device_kinds:
-        device = item.device_kinds[0]  # e.g. a notebook (CPU only) on a GPU site
-    if device not in item.device_kinds:
-        raise Refused(
-            _("%(item)s cannot be graded on '%(device)s'; it accepts %(kinds)s.")
-            % {"item": item.slug, "device": device, "kinds": ", ".join(item.device_kinds)}
-        )
+    kind, source = _content_for(item=item, code=code, notebook=notebook)
+    device = _device_for(item=item, device_kind=device_kind)
 
     enrolment = enrolment_for_item(user=user, item=item)
     if enrolment is None and not getattr(user, "is_superuser", False):
@@ -333,7 +345,7 @@ def submission_release_claim(*, submission_id: int) -> bool:
     )
 
 
-def submission_regrade(*, submission: Submission, requested_by: AbstractBaseUser) -> bool:
+def submission_regrade(*, submission: Submission, requested_by: User) -> bool:
     """Queue a finished submission again; its earlier gradings stay as history."""
     finished = (Status.GRADED, Status.NEEDS_REVIEW, Status.FAILED)
     with transaction.atomic():
@@ -374,7 +386,7 @@ def manual_grade_record(
     grade_id: str,
     score: Decimal,
     comment: str,
-    author: AbstractBaseUser,
+    author: User,
 ) -> ManualGrade:
     """Score one hand-graded cell; once every such cell has a score, the submission is graded."""
     grading = submission.current_grading
@@ -405,7 +417,7 @@ def manual_grade_record(
 
 
 def override_record(
-    *, submission: Submission, score: Decimal, comment: str, author: AbstractBaseUser
+    *, submission: Submission, score: Decimal, comment: str, author: User
 ) -> Override:
     """A TA's score for the whole submission; it wins over every grading."""
     top = submission.item.max_score

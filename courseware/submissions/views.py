@@ -8,12 +8,13 @@ import mistune
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods
 
+from courseware.accounts.auth import AuthenticatedHttpRequest
 from courseware.courses.models import ItemKind
 from courseware.courses.selectors import item_get_published, item_list_published, user_is_staff_of
 from courseware.refusals import Refused
@@ -30,17 +31,17 @@ def _without_title(markdown: str) -> str:
 
 
 @login_required
-def home(request: HttpRequest) -> HttpResponse:
+def home(request: AuthenticatedHttpRequest) -> HttpResponse:
     language = get_language()
     items = [(item, item.title(language)) for item in item_list_published()]
     return render(request, "courseware/home.html", {"items": items})
 
 
-def _notebook_from_upload(request: HttpRequest) -> str | None:
+def _notebook_from_upload(request: AuthenticatedHttpRequest) -> str | None:
     upload = request.FILES.get("file")
     if upload is None:
         return None
-    if upload.size > int(settings.SUBMISSIONS_MAX_BODY_BYTES):
+    if (upload.size or 0) > int(settings.SUBMISSIONS_MAX_BODY_BYTES):
         raise Refused(
             _("The file is larger than %(kib)d KiB.")
             % {"kib": int(settings.SUBMISSIONS_MAX_BODY_BYTES) // 1024},
@@ -56,7 +57,7 @@ def _notebook_from_upload(request: HttpRequest) -> str | None:
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def exercise_detail(request: HttpRequest, slug: str) -> HttpResponse:
+def exercise_detail(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     item = item_get_published(slug=slug)
     if item is None:
         raise Http404("No such exercise")
@@ -79,7 +80,8 @@ def exercise_detail(request: HttpRequest, slug: str) -> HttpResponse:
     if item.kind == ItemKind.EXERCISE:
         try:
             spec = load_exercise(settings.GRADERS_EXERCISES_ROOT / item.source_path)
-            prompt_html = _markdown(_without_title(spec.prompt(get_language() or "en")))
+            # mistune's HTML renderer returns text (its AST renderer would return a list).
+            prompt_html = str(_markdown(_without_title(spec.prompt(get_language() or "en"))))
             starter = spec.starter
         except SpecError as exc:
             messages.warning(request, _("This exercise's files have a problem: %s") % exc)
@@ -95,7 +97,7 @@ def exercise_detail(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @login_required
-def notebook_release(request: HttpRequest, slug: str) -> HttpResponse:
+def notebook_release(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     """The student version of a notebook exercise: solutions and hidden tests removed."""
     item = item_get_published(slug=slug)
     if item is None or item.kind != ItemKind.NOTEBOOK:
@@ -109,7 +111,7 @@ def notebook_release(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @login_required
-def submission_detail(request: HttpRequest, submission_id: int) -> HttpResponse:
+def submission_detail(request: AuthenticatedHttpRequest, submission_id: int) -> HttpResponse:
     submission = selectors.submission_get_visible(user=request.user, submission_id=submission_id)
     if submission is None:
         raise Http404("No such submission")

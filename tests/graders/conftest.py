@@ -11,11 +11,10 @@ import re
 import shutil
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from graders import ExerciseSpec, grade, load_exercise
+from graders import ExerciseSpec, Report, grade, load_exercise
 
 REPO = Path(__file__).resolve().parents[2]
 VECTOR_ADD = REPO / "exercises" / "ch15" / "vector-add"
@@ -48,16 +47,14 @@ def quick_spec(tmp_path_factory: pytest.TempPathFactory) -> ExerciseSpec:
     return load_exercise(copy_exercise(tmp_path_factory.mktemp("exercises"), _QUICK))
 
 
-_CACHE: dict[tuple[str, str | bytes, bool], dict[str, Any]] = {}
+_CACHE: dict[tuple[str, str | bytes, bool], Report] = {}
 
 
 @pytest.fixture(scope="session")
-def graded(quick_spec: ExerciseSpec) -> Callable[..., dict[str, Any]]:
+def graded(quick_spec: ExerciseSpec) -> Callable[..., Report]:
     """graded(source_or_submission_name) -> report, graded once per session."""
 
-    def run(
-        source: str | bytes, spec: ExerciseSpec | None = None, compare: bool = False
-    ) -> dict[str, Any]:
+    def run(source: str | bytes, spec: ExerciseSpec | None = None, compare: bool = False) -> Report:
         spec = spec or quick_spec
         if isinstance(source, str) and source.endswith(".py") and "\n" not in source:
             path = SUBMISSIONS / source

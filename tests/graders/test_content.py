@@ -108,10 +108,10 @@ def test_sub_and_nested_tables() -> None:
 def test_number_signs(value: float, sign: str, ok: bool) -> None:
     top = table({"x": value}, "limits")
     if ok:
-        assert top.number("x", sign=sign) == value  # type: ignore[arg-type]
+        assert top.number("x", sign=sign) == value  # type: ignore[arg-type]  # sign comes from the parametrize table as plain str
         return
     with pytest.raises(SpecError) as caught:
-        top.number("x", sign=sign)  # type: ignore[arg-type]
+        top.number("x", sign=sign)  # type: ignore[arg-type]  # sign comes from the parametrize table as plain str
     assert form(str(caught.value), "limits.x")
 
 

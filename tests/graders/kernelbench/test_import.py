@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from graders import grade, load_exercise
+from graders import Report, grade, load_exercise
 from graders.authoring import load_meta
 from graders.authoring.kernelbench import ENTRY, import_problem, read_problem
 from graders.authoring.validate import quick_spec
@@ -54,7 +54,7 @@ def test_round_trip(problem: str, tmp_path: Path) -> None:
 
     quick = quick_spec(spec)
 
-    def graded(source: str) -> dict:
+    def graded(source: str) -> Report:
         # grade() itself wraps a file that defines only ModelNew (wrap_model_submission).
         return grade(quick, source, device="cpu", profile=False)
 
