@@ -13,7 +13,7 @@ from django.core.management import CommandError, call_command
 
 from courseware.quizzes.spec import LANGUAGES, QuizFileError, load_quiz
 from graders.errors import SpecError
-from tests.quizzes.helpers import question
+from tests.courseware.quizzes.conftest import question
 
 BANK = Path(settings.GRADERS_EXERCISES_ROOT) / "ch15" / "quiz"
 

@@ -18,7 +18,7 @@ from graders.errors import SpecError
 from graders.model_wrapping import wrap_model_submission
 from graders.spec import KernelBenchEntry
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[4]
 PROBLEMS = Path(__file__).resolve().parent / "problems"
 
 

@@ -16,7 +16,7 @@ from courseware.quizzes.models import Attempt, QuizSettings
 from courseware.quizzes.selectors import quiz_scores_for
 from courseware.refusals import Refused
 from tests.conftest import Cast
-from tests.quizzes.helpers import SLUG, answer, right_answer, variant
+from tests.courseware.quizzes.conftest import SLUG, answer, right_answer, variant
 
 
 def refused(user: User, key: str, value: object, status: int) -> str:

@@ -15,8 +15,8 @@ from courseware.quizzes.models import Attempt, QuizSettings
 from courseware.quizzes.spec import render
 from courseware.quizzes.templatetags.quiz_text import quiz_markdown
 from tests.conftest import Cast
-from tests.quizzes.helpers import SLUG, answer, bank, logged_in, right_answer, variant
-from tests.quizzes.helpers import question as bank_question
+from tests.courseware.quizzes.conftest import SLUG, answer, bank, logged_in, right_answer, variant
+from tests.courseware.quizzes.conftest import question as bank_question
 
 PAGE = f"/quizzes/{SLUG}/"
 API = f"/api/v1/quizzes/{SLUG}"
