@@ -15,6 +15,8 @@ student) has ``verdict = None``, ``gradable = False`` and, for staff, ``internal
 from dataclasses import dataclass
 from typing import Annotated, Literal, NotRequired, TypedDict
 
+from .roofline import Figures
+
 Verdict = Literal["correct", "wrong", "error", "timeout", "rejected"]
 VERDICTS: tuple[Verdict, ...] = ("correct", "wrong", "error", "timeout", "rejected")
 
@@ -49,23 +51,14 @@ class Correctness(TypedDict):
     sampled_positions: NotRequired[Count]
 
 
-class Performance(TypedDict):
+class Performance(Figures):
+    """The timed figures: where the median call lands on the roofline (Figures), and more."""
+
     median_s: NonNegative
     iqr_s: NonNegative
     cv: NonNegative
     runs: Annotated[int, Minimum(1)]
     sizes: dict[str, int]
-    bytes: float
-    flops: float
-    achieved_gbps: float | None
-    achieved_flops_per_s: float | None
-    peak_gbps: float | None
-    fraction_of_peak: float | None
-    fraction_of_peak_flops: float | None
-    arithmetic_intensity: float | None
-    roofline_bound_s: float | None
-    roof: Literal["memory", "compute"] | None
-    fraction_of_roofline: float | None
     speedup_vs_naive: float | None
     relative_to_reference: float | None
     reference_median_s: float | None

@@ -16,7 +16,7 @@ from graders.spec import load_exercise
 
 REPO = Path(__file__).resolve().parents[2]
 CH15 = REPO / "exercises" / "ch15"
-PROBLEMS = Path(__file__).resolve().parent / "kernelbench" / "problems"
+PROBLEMS = Path(__file__).resolve().parent / "authoring" / "kernelbench" / "problems"
 
 
 def _copy(name: str, target: Path) -> Path:
