@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from unittest import mock
 
 from courseware.submissions.models import Grading, Status, Submission
-from courseware.submissions.services import submission_claim, submission_create
+from courseware.submissions.services import GRADE_TASK_NAME, submission_claim, submission_create
 from courseware.submissions.tasks import grade_submission
 from graders import GraderError
 from tests.conftest import Cast
@@ -38,3 +41,27 @@ def test_big_or_unknown_ids_are_404_not_500(cast: Cast) -> None:
     assert client.get("/api/v1/submissions/99999999999999999999999").status_code == 404
     client.force_login(cast.alice)
     assert client.get("/submissions/99999999999999999999999/").status_code == 404
+
+
+def test_the_worker_app_finds_the_tasks_under_the_names_queued_messages_carry() -> None:
+    # A fresh interpreter, as a worker starts: the app must find the tasks by autodiscovery
+    # alone. Messages queued before the task moved out of graders/ carry these names.
+    found = subprocess.run(
+        [sys.executable, "-c", FIND_TASKS],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings.test"},
+    ).stdout.split()
+    assert GRADE_TASK_NAME == "graders.grade_submission"
+    assert {"graders.grade_submission", "graders.requeue_stale"} <= set(found)
+
+
+FIND_TASKS = """
+import django
+django.setup()
+from config.celery_app import app
+app.loader.import_default_modules()
+print(" ".join(name for name in app.tasks if name.startswith("graders.")))
+"""
