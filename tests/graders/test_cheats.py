@@ -145,8 +145,8 @@ def test_sandbox_hides_reference_network_and_privileges(graded, quick_spec) -> N
         assert facts["root_listing"] in ([], [".pyenv"])
 
 
-def test_background_work_during_companion_timing_is_flagged(graded) -> None:
-    report = graded("background_thread.py", compare=True)
+def test_background_work_during_companion_timing_is_flagged(graded, roomy_spec) -> None:
+    report = graded("background_thread.py", spec=roomy_spec, compare=True)
     assert report["verdict"] == "correct", report["message"]
     assert "background_activity" in report["flags"]
     assert report["performance"]["relative_to_reference"] is None
