@@ -11,7 +11,7 @@ import os
 import time
 from pathlib import Path
 
-from bench import fidelity, machine, repeatability
+from bench import fidelity, flush_size, machine, repeatability
 from graders import calibrate
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "BENCHMARKS.md"
@@ -67,6 +67,7 @@ def main() -> None:
     fid = fidelity.run(args.device)
     rep = repeatability.run(args.gradings, args.device)
     rep_cmp = repeatability.run(max(3, args.gradings // 3), args.device, compare=True)
+    flush = flush_size.run()
     box = machine.describe()
     history = _history_rows(
         {
@@ -130,6 +131,7 @@ def main() -> None:
         f"Runs discarded because the process was preempted during the call (schedstat "
         f"run-queue wait > 2% of the call), per grading: {rep.get('disturbed_runs')}.",
         "",
+        *flush_size.markdown(flush),
         "## Notes",
         "",
         "- This machine is shared: other jobs often run on both cores during the "
@@ -157,6 +159,7 @@ def main() -> None:
                 "repeatability": rep,
                 "repeatability_with_companions": rep_cmp,
                 "peaks": peaks,
+                "flush_size": flush,
             },
             indent=2,
         ),
