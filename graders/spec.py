@@ -59,6 +59,24 @@ An exercise is a folder ``exercises/<chapter>/<slug>/`` holding:
     [correctness]                            # optional
     allow_input_mutation = false
 
+    [[check_cases]]                          # optional, any number: adversarial inputs
+    name = "near_constant_rows"              # a Python identifier, unique; by convention
+                                             #   samples/<name>.py is the sloppy code it fails
+    sizes = { rows = 64, cols = 1000 }       # optional: one size for every device, or one
+                                             #   per device ({ cpu = {...}, cuda = {...} });
+                                             #   default: each device's first check size
+    inputs.x = { dist = "near_constant_rows", scale = 0.1, spread = 1e-4 }
+    #   per-input overrides of dist and scale (and the dist's own key), others as [inputs]:
+    #   near_constant_rows: each last-dim row a random offset N(0, scale) plus noise of
+    #                       relative size spread (default 1e-4): row variance ~0
+    #   large:              N(0, scale) with a large scale (1e4: exp() overflows float32)
+    #   offset:             N(0, scale) + shift (shift = 100: logits around +100)
+    #   extreme_scale:      N(0, 1) times per-row factors spanning 10^-scale..10^scale
+    #   (normal, uniform, randint as in [inputs]; the new kinds need a floating dtype)
+    # The check phase runs each case (fresh seed) besides the check sizes; the reference
+    # must pass its own cases. Cases are part of exercise.toml, so editing one changes
+    # the content hash and makes a new version.
+
     [kernelbench]                            # optional; written by import-kernelbench
     model = "ModelNew"                       # a submission defining this class but not
                                              #   ``entry`` gets starter.py's wrapper block
@@ -82,6 +100,17 @@ from .formula import DTYPE_SIZES, Formula, FormulaError
 
 DEVICE_KINDS = ("cpu", "cuda")
 DISTRIBUTIONS = ("normal", "uniform", "randint")
+# The adversarial kinds only ``[[check_cases]]`` may choose (graders/harness/inputs.py
+# draws them), each with the extra layout key it accepts besides ``scale``.
+CASE_DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
+    "normal": (),
+    "uniform": (),
+    "randint": (),
+    "near_constant_rows": ("spread",),
+    "large": (),
+    "offset": ("shift",),
+    "extreme_scale": (),
+}
 MEASURES = (
     "fraction_of_peak_bandwidth",
     "fraction_of_peak_flops",
@@ -108,6 +137,25 @@ class InputSpec:
 class SizePlan:
     check: tuple[dict[str, int], ...]
     timed: dict[str, int]
+
+
+@dataclass(frozen=True)
+class CheckCase:
+    """One ``[[check_cases]]`` entry: adversarial inputs checked at one size per device.
+
+    ``sizes``: the size for each device of the exercise (already resolved: a single table
+    applies to every device, none means each device's first check size). ``overrides``:
+    per input name, the layout keys that replace the ``[inputs]`` ones (dist, scale, and
+    spread or shift).
+    """
+
+    name: str
+    sizes: dict[str, dict[str, int]]
+    overrides: dict[str, dict[str, str | float]]
+
+    def sizes_for(self, device: str) -> dict[str, int]:
+        """The sizes this case is checked at on ``device`` (a copy: callers may edit it)."""
+        return dict(self.sizes[device])
 
 
 @dataclass(frozen=True)
@@ -184,6 +232,7 @@ class ExerciseSpec:
     content_hash: str
     starter: str = field(repr=False)
     kernelbench: KernelBenchEntry | None = None
+    check_cases: tuple[CheckCase, ...] = ()
 
     @property
     def max_score(self) -> float:
@@ -259,6 +308,102 @@ def _parse_sizes(table: Table, devices: tuple[str, ...]) -> dict[str, SizePlan]:
         check = tuple(_size_dict(plan, f"check[{i}]", s) for i, s in enumerate(check_raw))
         plans[device] = SizePlan(check, _size_dict(plan, "timed", plan.get("timed", dict)))
     return plans
+
+
+def _parse_case_sizes(
+    case: Table, devices: tuple[str, ...], plans: dict[str, SizePlan]
+) -> dict[str, dict[str, int]]:
+    if "sizes" not in case:
+        return {device: dict(plans[device].check[0]) for device in devices}
+    raw = case.get("sizes", dict)
+    # Sizes are integers, so a table whose values are all tables is the per-device form.
+    if raw and all(isinstance(value, dict) for value in raw.values()):
+        per_device = case.sub("sizes")
+        per_device.only(devices)
+        for device in devices:
+            if device not in per_device:
+                raise per_device.fail(device, "missing (per-device sizes name every device)")
+        return {device: _size_dict(per_device, device, raw[device]) for device in devices}
+    single = _size_dict(case, "sizes", raw)
+    return {device: dict(single) for device in devices}
+
+
+def _parse_override(item: Table, base: InputSpec) -> dict[str, str | float]:
+    override: dict[str, str | float] = {}
+    dist = base.dist
+    if "dist" in item:
+        dist = item.get("dist", str)
+        if dist not in CASE_DISTRIBUTIONS:
+            raise item.fail("dist", f"must be one of {tuple(CASE_DISTRIBUTIONS)}, got {dist!r}")
+        if dist not in DISTRIBUTIONS and not base.dtype.startswith(("float", "bfloat")):
+            raise item.fail("dist", f"{dist!r} needs a floating dtype, not {base.dtype}")
+        override["dist"] = dist
+    extra = CASE_DISTRIBUTIONS[dist]
+    for key in item.data:
+        if key not in ("dist", "scale", *extra) and key in ("spread", "shift"):
+            raise item.fail(key, f"applies to dist {_owner(key)!r} only, not {dist!r}")
+    item.only(("dist", "scale", *extra))
+    if "scale" in item:
+        override["scale"] = item.number("scale", sign="positive")
+    if "spread" in item:
+        override["spread"] = item.number("spread", sign="positive")
+    if "shift" in item:
+        override["shift"] = item.number("shift")
+    return override
+
+
+def _owner(key: str) -> str:
+    return next(dist for dist, keys in CASE_DISTRIBUTIONS.items() if key in keys)
+
+
+def _parse_check_cases(
+    top: Table, inputs: tuple[InputSpec, ...], plans: dict[str, SizePlan]
+) -> tuple[CheckCase, ...]:
+    by_name = {item.name: item for item in inputs}
+    devices = tuple(plans)
+    cases: list[CheckCase] = []
+    for index, raw in enumerate(top.get("check_cases", list, [])):
+        case = top.nested(f"check_cases[{index}]", raw)
+        case.only(("name", "sizes", "inputs"))
+        name = case.identifier("name")
+        if any(other.name == name for other in cases):
+            raise case.fail("name", f"{name!r} names an earlier case too")
+        overrides_table = case.sub("inputs")
+        if not overrides_table.data:
+            raise overrides_table.fail("", "override at least one input")
+        overrides = {}
+        for input_name in overrides_table.data:
+            if input_name not in by_name:
+                raise overrides_table.fail(
+                    input_name, f"no such input (inputs: {', '.join(by_name)})"
+                )
+            overrides[input_name] = _parse_override(
+                overrides_table.sub(input_name), by_name[input_name]
+            )
+        cases.append(CheckCase(name, _parse_case_sizes(case, devices, plans), overrides))
+    return tuple(cases)
+
+
+def _validate_case_shapes(
+    file: Path, inputs: tuple[InputSpec, ...], cases: tuple[CheckCase, ...]
+) -> None:
+    """Every input's shape must evaluate on a case's sizes (a size name missing fails)."""
+    for index, case in enumerate(cases):
+        for device, sizes in case.sizes.items():
+            for item in inputs:
+                for dim in item.shape:
+                    try:
+                        value = dim(sizes)
+                    except FormulaError as exc:
+                        raise field_error(
+                            file, f"check_cases[{index}].sizes", f"{device}: {exc}"
+                        ) from None
+                    if value < 0:
+                        raise field_error(
+                            file,
+                            f"check_cases[{index}].sizes",
+                            f"{device}: negative dimension for input {item.name}",
+                        )
 
 
 def _validate_formulas(
@@ -375,6 +520,7 @@ def load_exercise(folder: Path | str) -> ExerciseSpec:
             "timing",
             "correctness",
             "kernelbench",
+            "check_cases",
         )
     )
 
@@ -405,6 +551,8 @@ def load_exercise(folder: Path | str) -> ExerciseSpec:
         for i, dim in enumerate(item.shape):
             formulas[f"inputs.{item.name}.shape[{i}]"] = dim
     _validate_formulas(file, formulas, sizes)
+    check_cases = _parse_check_cases(top, inputs, sizes)
+    _validate_case_shapes(file, inputs, check_cases)
 
     tol_table = top.sub("tolerance", {})
     tol_table.only(DTYPE_SIZES)
@@ -438,9 +586,11 @@ def load_exercise(folder: Path | str) -> ExerciseSpec:
         timing=_parse_timing(top.sub("timing", {})),
         allow_input_mutation=correctness.get("allow_input_mutation", bool, False),
         # Caches and compiled files are not content: editing nothing must not make a version.
+        # The hash covers exercise.toml whole, so its check cases too.
         content_hash=content_hash(folder, IGNORED_PARTS, ignored_suffixes=(".pyc",)),
         starter=(folder / "starter.py").read_text(encoding="utf-8"),
         kernelbench=kernelbench,
+        check_cases=check_cases,
     )
 
 
