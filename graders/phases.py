@@ -327,7 +327,6 @@ class Grader:
             ) from None
         if hello.get("op") != "hello":
             raise GraderError(f"unexpected first message from the harness: {hello}")
-        run.session.process.adopt_into_cgroup()
         run.timings["sandbox_start_s"] = time.monotonic() - started
         name = hello.get("device_name")
         run.device_name = name if isinstance(name, str) else None

@@ -12,8 +12,13 @@ Layers, outermost first (each one is an ``exec``, so no extra process lingers):
 4. ``setpriv`` (only when started as root): drop to an unprivileged uid/gid, no
    supplementary groups, no capabilities, no_new_privs.
 
-Memory goes to a cgroup v2 ``memory.max`` when a delegated memory controller is
-writable; otherwise RLIMIT_AS bounds CPU gradings (never CUDA ones).
+Around all of them, :mod:`graders.containment` bounds the whole tree (memory, pids, a
+cpuset), freezes it and reads its CPU time from outside: the sandbox starts inside its
+cgroups (a trusted ``/bin/sh`` joins them and execs the rest), and without writable
+cgroups a watchdog thread bounds the tree's memory instead. Inside, a seccomp filter
+(:mod:`graders.seccomp_filter`) refuses new namespaces, io_uring, tracing and, unless a
+cpuset pins the tree, ``sched_setaffinity``. Per-process RLIMIT_AS still applies to CPU
+gradings (never CUDA ones) when no memory cgroup holds the tree.
 
 ``GRADERS_SANDBOX=none`` runs the command directly (debugging only: no isolation).
 When bubblewrap cannot run, :class:`GraderError` explains what to install; the
@@ -39,6 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from . import containment, seccomp_filter
 from .errors import GraderError
 
 SCRATCH_MOUNT = "/scratch"
@@ -59,6 +65,7 @@ class SandboxLimits:
     nofile: int = 1024
     nproc: int = 256
     tmpfs_mb: int = 256
+    out_mb: int = 256
 
 
 @dataclass(frozen=True)
@@ -194,83 +201,9 @@ class CappedReader(threading.Thread):
         return text
 
 
-class MemoryCgroup:
-    """A cgroup v2 child with memory.max, when this process may create one."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-
-    @classmethod
-    def create(cls, name: str, memory_mb: int) -> MemoryCgroup | None:
-        base = _own_cgroup_v2_dir()
-        if base is None:
-            return None
-        try:
-            if "memory" not in (base / "cgroup.subtree_control").read_text().split():
-                (base / "cgroup.subtree_control").write_text("+memory")
-            path = base / name
-            path.mkdir()
-            (path / "memory.max").write_text(str(memory_mb * 1024 * 1024))
-            with contextlib.suppress(OSError):
-                (path / "memory.swap.max").write_text("0")
-            return cls(path)
-        except OSError:
-            return None
-
-    def adopt(self, pid: int) -> None:
-        """Move ``pid`` and all its descendants (bwrap forks before we can move it)."""
-        for member in [pid, *descendants(pid)]:
-            with contextlib.suppress(OSError):
-                (self.path / "cgroup.procs").write_text(str(member))
-
-    def oom_killed(self) -> bool:
-        with contextlib.suppress(OSError):
-            for line in (self.path / "memory.events").read_text().splitlines():
-                key, _, value = line.partition(" ")
-                if key == "oom_kill" and int(value) > 0:
-                    return True
-        return False
-
-    def remove(self) -> None:
-        for _ in range(20):
-            try:
-                self.path.rmdir()
-                return
-            except OSError:
-                time.sleep(0.05)
-
-
-def _own_cgroup_v2_dir() -> Path | None:
-    try:
-        lines = Path("/proc/self/cgroup").read_text().splitlines()
-    except OSError:
-        return None
-    relative = next((line[3:] for line in lines if line.startswith("0::")), None)
-    if relative is None:
-        return None
-    for mount in ("/sys/fs/cgroup", "/sys/fs/cgroup/unified"):
-        candidate = Path(mount + relative.rstrip("/"))
-        controllers = candidate / "cgroup.controllers"
-        if controllers.is_file() and "memory" in controllers.read_text().split():
-            return candidate if os.access(candidate, os.W_OK) else None
-    return None
-
-
 def descendants(pid: int) -> list[int]:
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        with contextlib.suppress(OSError, ValueError, IndexError):
-            stat = (entry / "stat").read_text()
-            ppid = int(stat.rsplit(")", 1)[1].split()[1])
-            children.setdefault(ppid, []).append(int(entry.name))
-    found, todo = [], [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            found.append(child)
-            todo.append(child)
-    return found
+    """Every descendant of ``pid`` (not ``pid`` itself), by a scan of /proc."""
+    return [member for member in containment.process_tree(pid) if member != pid]
 
 
 def _bind_python_args() -> list[str]:
@@ -322,11 +255,15 @@ def _bwrap_args(scratch: Path, grader_root: Path, device: str, limits: SandboxLi
         "--perms", "0755", "--dir", GRADER_MOUNT,
         "--ro-bind", str(grader_root / "harness"), f"{GRADER_MOUNT}/harness",
         "--bind", str(scratch), SCRATCH_MOUNT,
-        # HOME (pip/torch caches, anything the submission writes for itself) lives in
-        # a size-capped tmpfs, so it cannot fill the host disk; out/ stays on disk
-        # because the trusted side reads results from it.
+        # HOME (pip/torch caches, anything the submission writes for itself) and out/
+        # live in size-capped tmpfs mounts, so they cannot fill the host disk. The trusted
+        # side no longer reads out/ through the host path (Scratch.outbox stays, unused by
+        # the sandbox). 1777 because bwrap cannot chown a tmpfs to the sandbox uid; only
+        # this mount namespace sees it anyway.
         "--size", str(limits.tmpfs_mb * 1024 * 1024), "--perms", "1777",
         "--tmpfs", f"{SCRATCH_MOUNT}/home",
+        "--size", str(limits.out_mb * 1024 * 1024), "--perms", "1777",
+        "--tmpfs", f"{SCRATCH_MOUNT}/out",
         "--chdir", SCRATCH_MOUNT,
     ]  # fmt: skip
     if device == "cuda":
@@ -369,12 +306,15 @@ def sandbox_env(scratch_inside: str, device: str, extra: dict[str, str] | None =
 
 
 class SandboxedProcess:
-    """A running sandboxed command: capped stdout/stderr, hard kill of the whole tree."""
+    """A running sandboxed command: capped stdout/stderr, its containment, hard kill of the tree."""
 
     def __init__(
-        self, popen: subprocess.Popen[bytes], cgroup: MemoryCgroup | None, started: float
+        self,
+        popen: subprocess.Popen[bytes],
+        held: containment.Containment,
+        started: float,
     ) -> None:
-        self.popen, self.cgroup, self.started = popen, cgroup, started
+        self.popen, self.containment, self.started = popen, held, started
         # Pipes opened with the default buffering are BufferedReaders (typeshed: IO[bytes] | None).
         stdout, stderr = popen.stdout, popen.stderr
         assert isinstance(stdout, io.BufferedReader) and isinstance(stderr, io.BufferedReader)
@@ -388,8 +328,18 @@ class SandboxedProcess:
         return self.popen.pid
 
     def adopt_into_cgroup(self) -> None:
-        if self.cgroup is not None:
-            self.cgroup.adopt(self.popen.pid)
+        """Does nothing: the sandbox now starts inside its groups. Kept only while
+        graders/notebooks/kernel.py still calls it."""
+
+    def host_pid(self, ns_pid: int) -> int | None:
+        """The host pid of the sandbox task whose pid in its own (innermost) pid namespace
+        is ``ns_pid``, e.g. the harness, which reports that pid in its first message."""
+        best: tuple[int, int] | None = None  # (namespace depth, host pid)
+        for tid in self.containment.pids():
+            levels = containment.ns_pid(tid)
+            if levels and levels[-1] == ns_pid and (best is None or len(levels) > best[0]):
+                best = (len(levels), tid)
+        return None if best is None else best[1]
 
     def poll(self) -> int | None:
         return self.popen.poll()
@@ -401,28 +351,30 @@ class SandboxedProcess:
             return None
 
     def kill(self) -> None:
-        """SIGKILL the process group; bwrap's --die-with-parent and the pid namespace
-        take everything inside with it, even processes that called setsid()."""
+        """SIGKILL every task the containment knows of (thawing it first), then the process
+        group; bwrap's --die-with-parent and the pid namespace take anything left with it."""
+        self.containment.kill()
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.popen.pid, signal.SIGKILL)
         with contextlib.suppress(ProcessLookupError):
             self.popen.kill()
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.popen.wait(timeout=10)
+        self.containment.kill()  # anything that raced the first pass
 
     def close(self) -> int | None:
+        """Kill the whole tree, drain the pipes and release the groups."""
         self.kill()
-        for stream in (self.popen.stdout, self.popen.stderr):
-            self.stdout.join(timeout=2) if stream is self.popen.stdout else self.stderr.join(2)
+        for reader, stream in ((self.stdout, self.popen.stdout), (self.stderr, self.popen.stderr)):
+            reader.join(timeout=2)
             if stream is not None:
                 with contextlib.suppress(OSError):
                     stream.close()
-        if self.cgroup is not None:
-            self.cgroup.remove()
+        self.containment.remove()
         return self.popen.returncode
 
     def oom_killed(self) -> bool:
-        return self.cgroup is not None and self.cgroup.oom_killed()
+        return self.containment.oom_killed()
 
 
 def _rlimits(device: str, limits: SandboxLimits) -> dict[int, int]:
@@ -460,31 +412,64 @@ def start(
     pass_fds: Sequence[int] = (),
     uid: int | None = None,
 ) -> SandboxedProcess:
-    """Start ``command`` sandboxed; the caller owns the returned process and must close it."""
-    current = mode()
-    wrapper: list[str] = []
+    """Start ``command`` sandboxed; the caller owns the returned process and must close it.
+
+    The tree starts inside its :class:`containment.Containment` (``process.containment``),
+    whose kind the report states.
+    """
+    containment.sweep_stale_groups()  # what dead workers left behind, frozen or not
     core = pick_core(slot)
+    held = containment.create(
+        slot=slot, memory_bytes=limits.memory_mb * 1024 * 1024, nproc=limits.nproc, core=core
+    )
+    try:
+        return _start_contained(
+            held, command, scratch=scratch, grader_root=grader_root, device=device,
+            slot=slot, core=core, limits=limits, env=env, pass_fds=pass_fds, uid=uid,
+        )  # fmt: skip
+    except BaseException:
+        held.kill()
+        held.remove()
+        raise
+
+
+def _start_contained(
+    held: containment.Containment,
+    command: Sequence[str],
+    *,
+    scratch: Path,
+    grader_root: Path,
+    device: str,
+    slot: int,
+    core: int | None,
+    limits: SandboxLimits,
+    env: dict[str, str],
+    pass_fds: Sequence[int],
+    uid: int | None,
+) -> SandboxedProcess:
+    current = mode()
+    wrapper: list[str] = [*held.launcher()]
     taskset = shutil.which("taskset")
     if core is not None and taskset:
         wrapper += [taskset, "-c", str(core)]
     rlimits = _rlimits(device, limits)
-    cgroup = None
-    if current == "root":
-        cgroup = MemoryCgroup.create(
-            f"grader-{slot}-{os.getpid()}-{time.monotonic_ns()}", limits.memory_mb
-        )
-        if cgroup is not None:
-            rlimits.pop(resource.RLIMIT_AS, None)
+    if held.kind != "signals":  # a memory cgroup bounds the tree; RLIMIT_AS would only hurt
+        rlimits.pop(resource.RLIMIT_AS, None)
     prlimit = shutil.which("prlimit")
     if prlimit:
         wrapper += [prlimit, *(f"{_PRLIMIT_FLAGS[k]}={v}" for k, v in rlimits.items()), "--"]
 
+    filter_fd: int | None = None
     if current == "none":
         argv = [*wrapper, *command]
         cwd: str | None = str(scratch)
     else:
         bwrap = find_bwrap()
-        argv = [*wrapper, bwrap, *_bwrap_args(scratch, grader_root, device, limits), "--clearenv"]
+        filter_fd = seccomp_filter.export_fd(pinned=held.pinned)
+        argv = [
+            *wrapper, bwrap, *_bwrap_args(scratch, grader_root, device, limits),
+            "--add-seccomp-fd", str(filter_fd), "--clearenv",
+        ]  # fmt: skip
         for key, value in env.items():
             argv += ["--setenv", key, value]
         if current == "root":
@@ -509,14 +494,19 @@ def start(
             stderr=subprocess.PIPE,
             env=env if current == "none" else {"PATH": "/usr/bin:/bin"},
             cwd=cwd,
-            pass_fds=tuple(pass_fds),
+            pass_fds=(*pass_fds, *(() if filter_fd is None else (filter_fd,))),
             start_new_session=True,
             preexec_fn=None if prlimit else preexec,
         )
     except OSError as exc:
-        if cgroup is not None:
-            cgroup.remove()
         raise GraderError(f"could not start the sandbox ({argv[0]}): {exc}") from exc
-    process = SandboxedProcess(popen, cgroup, time.monotonic())
-    process.adopt_into_cgroup()
+    finally:
+        if filter_fd is not None:
+            os.close(filter_fd)
+    process = SandboxedProcess(popen, held, time.monotonic())
+    try:
+        held.attach(popen.pid)
+    except BaseException:
+        process.close()
+        raise
     return process

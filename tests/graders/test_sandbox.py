@@ -75,3 +75,22 @@ def test_rootless_path_works(quick_spec, monkeypatch: pytest.MonkeyPatch) -> Non
     sandbox_info = report["device"].get("sandbox")
     assert sandbox_info is not None and sandbox_info["mode"] == "user"
     assert report["verdict"] == "wrong"
+
+
+def test_missing_libseccomp_fails_loudly(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No seccomp filter, no grading: the message says what to install."""
+    import sys
+
+    from graders import seccomp_filter
+
+    monkeypatch.setitem(sys.modules, "pyseccomp", None)  # import now raises ImportError
+    with pytest.raises(GraderError, match="pip install pyseccomp"):
+        seccomp_filter.export_fd(pinned=False)
+
+
+def test_unknown_containment_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    from graders import containment
+
+    monkeypatch.setenv("GRADERS_CONTAINMENT", "hope")
+    with pytest.raises(GraderError, match="cgroup-v1, cgroup-v2, signals"):
+        containment.create(slot=0, memory_bytes=1 << 30, nproc=16, core=None)

@@ -1,0 +1,279 @@
+"""Whole-tree containment, the freezer, CPU time from outside, seccomp and the capped out/.
+
+Each test runs a small Python program in the real sandbox under every containment kind,
+forced with GRADERS_CONTAINMENT; a kind this machine cannot provide is skipped with why.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import textwrap
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from graders import containment, sandbox
+
+GRADER_ROOT = Path(sandbox.__file__).resolve().parent
+GIB = 1024**3
+
+
+@pytest.fixture(params=containment.KINDS)
+def kind(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    name: str = request.param
+    reason = containment.unavailable_reason(name)
+    if reason is not None:
+        pytest.skip(f"{name} is not available on this machine: {reason}")
+    monkeypatch.setenv("GRADERS_CONTAINMENT", name)
+    return name
+
+
+@pytest.fixture
+def scratch() -> Iterator[sandbox.Scratch]:
+    with sandbox.Scratch(sandbox.slot_uid(0) if sandbox.mode() == "root" else None) as made:
+        yield made
+
+
+def start(scratch: sandbox.Scratch, code: str, memory_mb: int = 2048) -> sandbox.SandboxedProcess:
+    where = sandbox.layout(scratch.root, GRADER_ROOT)
+    return sandbox.start(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        scratch=scratch.root,
+        grader_root=GRADER_ROOT,
+        device="cpu",
+        slot=0,
+        limits=sandbox.SandboxLimits(cpu_s=60, memory_mb=memory_mb),
+        env=sandbox.sandbox_env(where.scratch, "cpu"),
+    )
+
+
+def wait_for_output(process: sandbox.SandboxedProcess, text: str, timeout: float = 15) -> None:
+    deadline = time.monotonic() + timeout
+    while text.encode() not in process.stdout.data:
+        assert process.poll() is None, process.stderr.text()
+        assert time.monotonic() < deadline, f"no {text!r} in time: {process.stderr.text()}"
+        time.sleep(0.01)
+
+
+BUSY = """
+    print("ready", flush=True)
+    while True:
+        pass
+"""
+
+
+def test_forked_children_cannot_hold_more_than_the_limit(
+    kind: str, scratch: sandbox.Scratch
+) -> None:
+    """Four children of 1.5 GiB each against 2 GiB: per-process RLIMIT_AS lets every one
+    through, the tree-wide limit does not."""
+    process = start(
+        scratch,
+        """
+        import os, time
+        children = []
+        for _ in range(4):
+            pid = os.fork()
+            if pid == 0:
+                held = [b"x" * (64 << 20) for _ in range(24)]  # 1.5 GiB, every page touched
+                time.sleep(1)
+                os._exit(0)
+            children.append(pid)
+        print("statuses", [os.waitpid(pid, 0)[1] for pid in children], flush=True)
+        """,
+    )
+    try:
+        process.wait(60)
+        held = process.containment
+        assert held.oom_killed()
+        peak = held.memory_peak()
+        if kind == "signals":
+            # The watchdog samples every 50 ms: it can be late by what the tree allocates in
+            # one period, but the tree never gets near the 6 GiB it asked for.
+            assert 0 < peak < 3 * GIB
+        else:
+            assert 0 < peak <= 2 * GIB
+            statuses = process.stdout.text()
+            assert statuses.count("9") >= 3, statuses  # at most one 1.5 GiB child fits
+    finally:
+        process.close()
+
+
+def test_freeze_stops_cpu_time_and_thaw_resumes_it(kind: str, scratch: sandbox.Scratch) -> None:
+    process = start(scratch, BUSY)
+    try:
+        wait_for_output(process, "ready")
+        held = process.containment
+        assert held.kind == kind
+        held.freeze()
+        frozen_at = held.cpu_ns()
+        time.sleep(0.2)
+        assert held.cpu_ns() == frozen_at
+        held.thaw()
+        time.sleep(0.2)
+        assert held.cpu_ns() > frozen_at + 50_000_000
+        assert held.run_queue_ns() >= 0
+    finally:
+        process.close()
+
+
+def test_a_forking_tree_ends_fully_frozen(kind: str, scratch: sandbox.Scratch) -> None:
+    process = start(
+        scratch,
+        """
+        import os, time
+        print("ready", flush=True)
+        while True:
+            if os.fork() == 0:
+                end = time.monotonic() + 0.05
+                while time.monotonic() < end:
+                    pass
+                os._exit(0)
+            while True:
+                try:
+                    if os.waitpid(-1, os.WNOHANG)[0] == 0:
+                        break
+                except ChildProcessError:
+                    break
+        """,
+    )
+    try:
+        wait_for_output(process, "ready")
+        held = process.containment
+        time.sleep(0.1)
+        held.freeze()
+        tasks, cpu = sorted(held.pids()), held.cpu_ns()
+        time.sleep(0.2)
+        assert sorted(held.pids()) == tasks  # nothing forked or exited while frozen
+        assert held.cpu_ns() == cpu
+        if kind == "signals":
+            states = [
+                Path(f"/proc/{tid}/stat").read_text().rsplit(")", 1)[1].split()[0] for tid in tasks
+            ]
+            assert set(states) <= {"T", "t", "Z"}, states
+        held.thaw()
+    finally:
+        process.close()
+
+
+def test_cpu_time_counts_a_thread_that_already_exited(kind: str, scratch: sandbox.Scratch) -> None:
+    process = start(
+        scratch,
+        """
+        import threading, time
+        def spin():
+            end = time.thread_time() + 0.5
+            while time.thread_time() < end:
+                pass
+        worker = threading.Thread(target=spin)
+        worker.start()
+        worker.join()
+        print("done", flush=True)
+        time.sleep(60)
+        """,
+    )
+    try:
+        wait_for_output(process, "done")
+        assert process.containment.cpu_ns() >= 500_000_000
+    finally:
+        process.close()
+
+
+def test_close_leaves_no_process(kind: str, scratch: sandbox.Scratch) -> None:
+    process = start(
+        scratch,
+        """
+        import os, time
+        for _ in range(3):
+            if os.fork() == 0:
+                os.setsid()
+                if os.fork() == 0:  # a daemon, reparented away from us
+                    time.sleep(60)
+                time.sleep(60)
+        print("ready", flush=True)
+        time.sleep(60)
+        """,
+    )
+    wait_for_output(process, "ready")
+    time.sleep(0.1)
+    tasks = process.containment.pids()
+    assert len(tasks) >= 7
+    assert process.host_pid(2) in tasks  # pid 1 is bwrap's init, 2 the command
+    process.close()
+    assert [tid for tid in tasks if os.path.exists(f"/proc/{tid}")] == []
+    if isinstance(process.containment, containment.CgroupV1):
+        assert not any(path.exists() for path in process.containment.dirs.values())
+
+
+def test_sweep_removes_a_frozen_group_of_a_dead_owner(kind: str) -> None:
+    if kind == "signals":
+        pytest.skip("signals mode creates no groups to leave behind")
+    import subprocess
+
+    dead_owner = 4_194_305  # above PID_MAX_LIMIT: no process ever has this pid
+    name = containment.group_name(0, owner=dead_owner)
+    if kind == "cgroup-v1":
+        held: containment.Containment = containment.CgroupV1(name, GIB, 16, None)
+    else:
+        held = containment.CgroupV2(name, GIB, 16, None)
+    orphan = subprocess.Popen([*held.launcher(), "sleep", "60"])
+    try:
+        held.attach(orphan.pid)
+        held.freeze()
+        assert orphan.pid in held.pids()
+        assert name in containment.sweep_stale_groups()
+        assert orphan.wait(timeout=10) == -9
+        if isinstance(held, containment.CgroupV1):
+            assert not any(path.exists() for path in held.dirs.values())
+    finally:
+        orphan.kill()
+        held.kill()
+        held.remove()
+
+
+ESCAPES = """
+    import ctypes, errno, os, subprocess
+    libc = ctypes.CDLL(None, use_errno=True)
+    def errno_of(result):
+        return ctypes.get_errno() if result == -1 else 0
+    params = ctypes.create_string_buffer(120)
+    print("io_uring_setup", errno_of(libc.syscall(425, 8, params)))
+    print("unshare", errno_of(libc.unshare(0x10000000)))
+    print("unshare-cmd", subprocess.run(["unshare", "-U", "true"], capture_output=True).returncode)
+    try:
+        os.sched_setaffinity(0, set(range(os.cpu_count() or 1)))
+        print("affinity", 0)
+    except OSError as exc:
+        print("affinity", exc.errno)
+    try:
+        with open("/scratch/out/big", "wb") as sink:
+            for _ in range(300):
+                sink.write(b"x" * (1 << 20))
+        print("write", 0)
+    except OSError as exc:
+        print("write", exc.errno)
+"""
+
+
+def test_seccomp_and_capped_out(kind: str, scratch: sandbox.Scratch) -> None:
+    import errno
+
+    process = start(scratch, ESCAPES)
+    try:
+        assert process.wait(30) == 0, process.stderr.text()
+        results = dict(line.split() for line in process.stdout.text().splitlines())
+        pinned = process.containment.pinned
+    finally:
+        process.close()
+    assert results["io_uring_setup"] == str(errno.EPERM)
+    assert results["unshare"] == str(errno.EPERM)
+    assert results["unshare-cmd"] != "0"
+    # Pinned by a cpuset, widening the affinity fails with EINVAL instead (or is a no-op).
+    assert results["affinity"] == (str(errno.EPERM) if not pinned else results["affinity"])
+    if not pinned:
+        assert results["affinity"] == str(errno.EPERM)
+    assert results["write"] in (str(errno.ENOSPC), str(errno.EFBIG))
+    assert list(scratch.outbox.iterdir()) == []  # nothing reached the host disk
