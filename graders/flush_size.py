@@ -123,7 +123,7 @@ class CacheFlusher:
     def __init__(self, nbytes: int, device: str = "cpu") -> None:
         self.nbytes = max(4, int(nbytes))
         self.cuda = device.startswith("cuda")
-        self.buffer = torch.zeros(self.nbytes // 4, dtype=torch.int32, device=device)
+        self.buffer = torch.empty(self.nbytes // 4, dtype=torch.int32, device=device)
         self._host = None if self.cuda else self.buffer.numpy()
         self._value = 0
         self.flush()  # first touch (page faults) here, not in the first timed flush
