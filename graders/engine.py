@@ -2,17 +2,19 @@
 
 Reached through :func:`graders.grade`, the engine's one public entry point.
 
-Flow (all checking happens here, in the trusted process):
+Flow (all checking and all timing happen here, in the trusted process):
 
 1. precheck (size, UTF-8, syntax, entry point) -> ``rejected``;
-2. start the harness in the sandbox; it imports the submission;
-3. correctness: for every check size, a fresh secret seed; the harness fills the
-   inputs from it and calls the submission; we regenerate the same inputs, run the
-   reference, compare, and check the inputs were not modified;
-4. timing: warmup, then calls with fresh seeds, a cache flush before each, until the
-   spread is small or the budget is spent; some calls, chosen only after they
-   returned, are verified like in step 3 (so caching answers across calls fails);
-5. figures: roofline, peak fractions, plausibility and wall-clock cross-checks, score.
+2. start the harness in the sandbox with a shared input arena (graders/arena.py); time
+   empty calls before any student code exists (the baseline), then let it import the
+   submission; the sandbox stays frozen whenever it is not inside a call;
+3. correctness: for every check size and declared check case, inputs drawn from a fresh
+   secret seed into the arena; thaw, go, done, freeze; read the output from the frozen
+   sandbox; run the reference on the same inputs, compare, check the inputs are unchanged;
+4. timing: warmup, then calls with fresh seeds and a cache flush before each, each timed
+   from outside less the baseline, until the spread is small or the budget is spent;
+   some calls, chosen while the sandbox is frozen after them, are verified like in step 3;
+5. figures: roofline, peak fractions, the harness's own clock as a second opinion, score.
 """
 
 from __future__ import annotations
@@ -23,12 +25,14 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import cast
 
-from . import calibrate, precheck, report, sandbox, slots
+from . import arena, calibrate, flush_size, precheck, report, sandbox, slots
 from .errors import GraderError
+from .layouts import input_layout
 from .model_wrapping import wrap_model_submission
 from .phases import Grader, Outcome, Run, comparison_fields
-from .report_types import Report, Verdict
+from .report_types import ContainmentKind, Report, Verdict
 from .session import TrustedChannel
 from .spec import ExerciseSpec
 
@@ -41,6 +45,7 @@ def _start_session(
     slot: int,
     scratch: sandbox.Scratch,
     text: str,
+    inputs: arena.InputArena,
     uid: int | None = None,
 ) -> TrustedChannel:
     submission = scratch.inbox / "submission.py"
@@ -53,10 +58,10 @@ def _start_session(
         "entry": spec.entry,
         "device": device,
         "submission": f"{where.scratch}/in/submission.py",
-        "outbox": f"{where.scratch}/out",
         "results_fd": results_w,
         "control_fd": control_r,
-        "flush_bytes": _flush_bytes() if device == "cpu" else None,
+        "arena_fd": inputs.fd,
+        "arena_bytes": inputs.nbytes,
     }
     job_path = scratch.inbox / "job.json"
     job_path.write_text(json.dumps(job))
@@ -82,7 +87,7 @@ def _start_session(
             slot=slot,
             limits=limits,
             env=sandbox.sandbox_env(where.scratch, device, _gpu_env(device, slot)),
-            pass_fds=(results_w, control_r),
+            pass_fds=(results_w, control_r, inputs.fd),
             uid=uid,
         )
     finally:
@@ -92,7 +97,11 @@ def _start_session(
 
 
 def _start_companions(
-    stack: contextlib.ExitStack, spec: ExerciseSpec, device: str, slot: int
+    stack: contextlib.ExitStack,
+    spec: ExerciseSpec,
+    device: str,
+    slot: int,
+    inputs: arena.InputArena,
 ) -> dict[str, Run]:
     """Sandboxed children running the reference and naive code, for relative figures.
 
@@ -106,7 +115,7 @@ def _start_companions(
         if path is None:
             continue
         scratch = stack.enter_context(sandbox.Scratch(uid))
-        session = _start_session(spec, device, slot, scratch, path.read_text(), uid=uid)
+        session = _start_session(spec, device, slot, scratch, path.read_text(), inputs, uid=uid)
         companions[name] = Run(spec, device, session, scratch)
     return companions
 
@@ -129,17 +138,13 @@ def _gpu_env(device: str, slot: int) -> dict[str, str]:
     return {"CUDA_VISIBLE_DEVICES": gpus[slot % len(gpus)].strip()}
 
 
-def _flush_bytes() -> int:
-    """2x the last-level cache, at least 64 MiB (sysfs is not visible in the sandbox)."""
-    largest = 0
-    for index in Path("/sys/devices/system/cpu/cpu0/cache").glob("index*"):
-        try:
-            text = (index / "size").read_text().strip()
-        except OSError:
-            continue
-        scale = {"K": 1024, "M": 1 << 20, "G": 1 << 30}.get(text[-1:], 1)
-        largest = max(largest, int(text.rstrip("KMG")) * scale)
-    return max(64 << 20, 2 * largest)
+def _arena_for(spec: ExerciseSpec, device: str) -> arena.InputArena:
+    """Room for the largest inputs any phase uses (and, on CUDA, for the output copy)."""
+    plan = spec.sizes[device]
+    sizes = [*plan.check, plan.timed, *(case.sizes_for(device) for case in spec.check_cases)]
+    largest = max(arena.layout_bytes(input_layout(spec, s)) for s in sizes)
+    output = spec.limits.output_mb * 1024 * 1024 if device != "cpu" else 0
+    return arena.InputArena(largest, output)
 
 
 def grade_code(
@@ -200,12 +205,24 @@ def _grade_in_slot(
     builder.set_peaks(peaks)
     uid = sandbox.slot_uid(slot) if sandbox.mode() == "root" else None
     with contextlib.ExitStack() as stack:
+        inputs = _arena_for(spec, device)
+        stack.callback(inputs.close)
+        flusher = None
+        if device == "cpu":  # device caches are flushed by the harness, inside the window
+            flusher = flush_size.CacheFlusher(calibrate.flush_bytes(device, slot=slot), device)
         scratch = stack.enter_context(sandbox.Scratch(uid))
-        run = Run(spec, device, _start_session(spec, device, slot, scratch, text), scratch)
-        ending = _run_phases(stack, Grader(spec, device, slot), run, builder, profile, compare)
+        session = _start_session(spec, device, slot, scratch, text, inputs)
+        run = Run(spec, device, session, scratch)
+        grader = Grader(spec, device, slot, inputs, flusher)
+        ending = _run_phases(stack, grader, run, builder, profile, compare)
         # On CPU the harness only knows "cpu"; the model name is what a reader wants.
         builder.device_name = calibrate.device_name("cpu") if device == "cpu" else run.device_name
-        builder.sandbox = {"mode": sandbox.mode(), "core": sandbox.pick_core(slot), "slot": slot}
+        builder.sandbox = {
+            "mode": sandbox.mode(),
+            "core": sandbox.pick_core(slot),
+            "slot": slot,
+            "containment": cast(ContainmentKind, run.containment.kind),
+        }
         builder.stderr = run.session.process.stderr.text(tail=4000)
         builder.stdout = run.session.process.stdout.text(tail=2000)
     verdict: Verdict = "correct"
@@ -238,7 +255,7 @@ def _run_phases(
         grader.start(run)
         grader.check(run)
         if compare:
-            companions = _start_companions(stack, spec, device, slot)
+            companions = _start_companions(stack, spec, device, slot, grader.arena)
             for name, companion in list(companions.items()):
                 try:
                     grader.start(companion)

@@ -1,38 +1,43 @@
 """The phases of one grading, run against a sandboxed harness session.
 
-``Grader`` drives a ``Run`` (one sandboxed child and its scratch dir) through
-start-up, correctness checks and the timed phase; anything the submission does
-wrong ends the run early with an ``Outcome`` carrying the verdict and the message
-for the student. All checking happens here, in the trusted process: the child only
-ever receives seeds and commands, and hands back descriptions, times and files.
+``Grader`` drives a ``Run`` (one sandboxed child and its scratch dir) through start-up, the
+empty-call baseline, correctness checks and the timed phase; anything the submission does
+wrong ends the run early with an ``Outcome`` carrying the verdict and the message for the
+student. The trusted side owns what earns points: it fills the inputs in shared memory from
+its secret seed while the sandbox is frozen, times each call from outside (thaw, go, done,
+freeze), reads the sandbox's CPU time and run-queue wait from outside, and reads the output
+from the frozen sandbox's memory before it decides whether to check it.
 """
 
 from __future__ import annotations
 
-import io
 import os
 import secrets
-import stat
+import statistics
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import torch
 
-from . import correctness, measure, sandbox, trusted_code
+from . import arena, correctness, measure, protocol, sandbox, trusted_code
+from .containment import Containment
 from .errors import GraderError
+from .flush_size import CacheFlusher
 from .harness import inputs as harness_inputs
+from .layouts import input_layout
 from .report import TimedFigures
 from .report_types import ProfileRow, Verdict
 from .session import ChannelClosed, ChannelCorrupt, ChannelTimeout, TrustedChannel
 from .spec import ExerciseSpec
 
 _SAMPLE_PROBABILITY = 0.2
-_FULL_CHECK_ELEMENTS = 1 << 22  # larger outputs are checked on a random sample
-_SAMPLE_ELEMENTS = 1 << 14
-_BACKGROUND_TICKS = 2  # clock ticks (usually 10 ms each) of tolerated idle-time CPU use
 _DISTURBED_FRACTION = 0.02  # preempted for more than 2% of a call: measure it again
+_BASELINE_CALLS, _BASELINE_WARMUP = 12, 3
+_OUTSIDE_CPU_NS = 2_000_000  # CPU time between calls, where a frozen sandbox has none
+_CPU_SLACK_NS = 300_000  # counters are read a few microseconds apart from the clock
+# In-process time below half the outside figure, less 1 ms, is a forged second opinion.
+_CLAIM_FLOOR, _CLAIM_SLACK_S = 0.5, 1e-3
 
 
 class Outcome(Exception):
@@ -65,22 +70,34 @@ class Run:
     timings: dict[str, float] = field(default_factory=dict)
     correctness: dict[str, Any] = field(default_factory=dict)
     flags: list[str] = field(default_factory=list)
-    save_counter: int = 0
     disturbed: list[float] = field(default_factory=list)  # preempted calls, kept aside
     device_name: str | None = None  # as the harness reported it (the GPU's name on CUDA)
+    host_pid: int | None = None  # the harness's pid outside the sandbox's pid namespace
+    baseline_ns: int = 0  # the least window of an empty call, measured before import
+    baseline_idle_ns: int = 0  # the median wall time an empty call's sandbox sat idle
+    cpu_mark: int = 0  # the sandbox's CPU time when it was last frozen
+
+    @property
+    def containment(self) -> Containment:
+        return self.session.process.containment
 
 
-def _layout(spec: ExerciseSpec, sizes: dict[str, int]) -> list[dict[str, Any]]:
-    return [
-        {
-            "name": item.name,
-            "shape": list(item.concrete_shape(sizes)),
-            "dtype": item.dtype,
-            "dist": item.dist,
-            "scale": item.scale,
-        }
-        for item in spec.inputs
-    ]
+@dataclass(frozen=True)
+class CallTiming:
+    """What the trusted side read around one call; the sandbox wrote none of it but claimed_ns."""
+
+    window_ns: int  # thaw + go .. done + frozen, on our clock
+    net_ns: int  # the window less the empty call's
+    cpu_ns: int  # the whole sandbox's CPU time in the window (exited threads included)
+    # Wall time in the window when no task of the sandbox ran, beyond an empty call's: the
+    # core was busy with something else (or the call slept). Its own threads competing
+    # for the core are not counted: that is the submission's own doing.
+    excess_idle_ns: int
+    claimed_ns: int  # the harness's in-process figure: a second opinion, never a score
+
+    def disturbed(self) -> bool:
+        """Kept off its core for a noticeable part of the call: measure it again."""
+        return self.excess_idle_ns > max(_DISTURBED_FRACTION * self.window_ns, 50_000)
 
 
 def _describe_failure(message: dict[str, Any], where: str) -> tuple[Verdict, str]:
@@ -112,12 +129,22 @@ def _describe_failure(message: dict[str, Any], where: str) -> tuple[Verdict, str
 
 
 class Grader:
-    def __init__(self, spec: ExerciseSpec, device: str, slot: int) -> None:
+    def __init__(
+        self,
+        spec: ExerciseSpec,
+        device: str,
+        slot: int,
+        inputs: arena.InputArena,
+        flusher: CacheFlusher | None,
+    ) -> None:
         self.spec, self.device, self.slot = spec, device, slot
+        self.arena, self.flusher = inputs, flusher
         self.reference = trusted_code.load(spec.reference_path, spec.entry, spec.content_hash)
 
     # ------------------------------------------------------------------ plumbing
-    def _receive(self, run: Run, expect: tuple[str, ...], where: str, budget_name: str) -> dict:
+    def _receive(
+        self, run: Run, expect: tuple[str, ...], where: str, budget_name: str
+    ) -> dict[str, Any]:
         try:
             message = run.session.receive(run.deadline)
         except ChannelTimeout:
@@ -136,17 +163,19 @@ class Grader:
                 "Your code wrote to the grader's private channel "
                 f"({exc}); do not write to file descriptors you did not open.",
             ) from None
+        try:
+            message = protocol.validate(message, expect)
+        except protocol.Malformed as exc:
+            raise Outcome(
+                "error",
+                f"The sandbox sent the grader a malformed message {where} ({exc}). "
+                "Do not write to the grader's file descriptors or patch its harness; "
+                "return your result from your function.",
+            ) from None
         if message["op"] in expect:
             return message
-        if message["op"] in ("raised", "exited", "rejected"):
-            verdict, text = _describe_failure(message, where)
-            trace = message.get("traceback")
-            raise Outcome(verdict, text, traceback=trace if isinstance(trace, str) else None)
-        raise Outcome(
-            "error",
-            f"Unexpected message {message['op']!r} from the sandbox {where}; "
-            "do not write to file descriptors you did not open.",
-        )
+        verdict, text = _describe_failure(message, where)
+        raise Outcome(verdict, text, traceback=message.get("traceback"))
 
     def _died(self, run: Run, where: str) -> Outcome:
         process = run.session.process
@@ -194,46 +223,13 @@ class Grader:
             "returning a result. Fix it and resubmit.",
         )
 
-    def _load_saved(self, run: Run, name: str) -> dict[str, Any]:
-        """Read a file the sandbox wrote, defensively: it may be a symlink, FIFO or huge."""
-        path = run.scratch.outbox / name
-        try:
-            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-        except OSError as exc:
-            raise Outcome(
-                "error",
-                f"The output file could not be read ({exc.strerror}); "
-                "do not touch the grader's files.",
-            ) from None
-        try:
-            info = os.fstat(fd)
-            cap = self.spec.limits.output_mb * 1024 * 1024
-            if not stat.S_ISREG(info.st_mode) or info.st_size > cap:
-                raise Outcome(
-                    "wrong",
-                    f"Your output is larger than {self.spec.limits.output_mb}"
-                    " MiB (or not a regular file); return only the result tensor.",
-                )
-            with os.fdopen(os.dup(fd), "rb") as handle:
-                data = handle.read(cap + 1)
-        finally:
-            os.close(fd)
-        try:
-            payload = torch.load(io.BytesIO(data), weights_only=True, map_location="cpu")
-        except Exception as exc:
-            raise Outcome(
-                "wrong",
-                f"Your output could not be read safely ({type(exc).__name__})"
-                "; return a plain torch.Tensor.",
-            ) from None
-        if not isinstance(payload, dict):
-            raise Outcome("wrong", "The output file was replaced; do not touch grader files.")
-        return payload
-
-    def _expected(self, layout: list[dict[str, Any]], seed: int) -> tuple[list, torch.Tensor]:
-        originals = harness_inputs.make(layout, seed, self.device)
+    def _expected(
+        self, layout: list[dict[str, Any]], seed: int
+    ) -> tuple[list[torch.Tensor], torch.Tensor]:
+        originals = harness_inputs.make(layout, seed, "cpu")
+        inputs = [t.to(self.device) for t in originals]
         with torch.no_grad():
-            expected = self.reference(*[t.clone() for t in originals])
+            expected = self.reference(*inputs)
         if not isinstance(expected, torch.Tensor):
             raise GraderError("the reference did not return a tensor")
         return originals, expected
@@ -242,18 +238,46 @@ class Grader:
         self,
         run: Run,
         layout: list[dict[str, Any]],
-        seed: int,
+        seed: int | None,
+        *,
         flush: bool,
         where: str,
         budget: str,
-    ) -> tuple[dict[str, Any], float]:
-        began = time.monotonic()
+    ) -> tuple[dict[str, Any], CallTiming]:
+        """One measured call: inputs from ``seed`` (None: keep the arena as it is), then
+        thaw, go, done, freeze, with the clock and the CPU counters read from outside."""
+        if seed is not None:
+            self.arena.fill(layout, seed)
+        go: dict[str, Any] = {"inputs": self.arena.placements(layout)}
+        if self.device == "cpu":
+            if flush and self.flusher is not None:
+                _flush_on_core(self.flusher, sandbox.pick_core(self.slot))
+        else:
+            go["flush"] = flush  # device caches can only be flushed from inside
+            go["out"] = self.arena.output_region()
+        box = run.containment
+        cpu_before = box.cpu_ns()
+        if cpu_before - run.cpu_mark > _OUTSIDE_CPU_NS and "cpu_outside_calls" not in run.flags:
+            run.flags.append("cpu_outside_calls")
+        began = time.perf_counter_ns()
+        box.thaw()
         try:
-            run.session.send("call", layout=layout, seed=seed, flush=flush)
+            run.session.send("go", **go)
         except ChannelClosed:
             raise self._died(run, where) from None
         done = self._receive(run, ("done",), where, budget)
-        return done, time.monotonic() - began
+        box.freeze()
+        window = time.perf_counter_ns() - began
+        run.cpu_mark = box.cpu_ns()
+        cpu = run.cpu_mark - cpu_before
+        timing = CallTiming(
+            window_ns=window,
+            net_ns=window - run.baseline_ns,
+            cpu_ns=cpu,
+            excess_idle_ns=window - cpu - run.baseline_idle_ns,
+            claimed_ns=int(done["ns"]),
+        )
+        return done, timing
 
     def verify(
         self,
@@ -262,48 +286,29 @@ class Grader:
         seed: int,
         meta: dict[str, Any],
         where: str,
-        budget: str,
     ) -> correctness.Comparison:
+        """Check the output of the call just made (the sandbox is still frozen)."""
         originals, expected = self._expected(layout, seed)
         described = correctness.check_description(meta, expected, self.device)
         if not described.passed:
             raise Outcome("wrong", f"{described.message} ({where})")
-        run.save_counter += 1
-        name = f"result-{run.save_counter}.pt"
-        sample = _sample_positions(expected, originals, layout)
-        run.session.send("save", file=name, layout=layout, sample=sample)
-        self._receive(run, ("saved",), where, budget)
-        payload = self._load_saved(run, name)
-        (run.scratch.outbox / name).unlink(missing_ok=True)
-        got = payload.get("out")
-        if not isinstance(got, torch.Tensor):
-            raise Outcome("wrong", f"Your function did not return a tensor ({where}).")
-        if sample is not None:
-            out_positions = torch.tensor(sample["out"], dtype=torch.int64)
-            expected = expected.reshape(-1)[out_positions.to(expected.device)]
-            originals = [
-                t.reshape(-1)[torch.tensor(sample[item["name"]], device=t.device)]
-                for t, item in zip(originals, layout, strict=True)
-            ]
-        tol = correctness.tolerance_for(expected.dtype, self.spec.tolerance)
-        result = correctness.compare(got, expected, tol)
-        if sample is not None and result.first_mismatch is not None:
-            # Report the position in the real output, not in the sample.
-            flat = int(out_positions[result.first_mismatch["index"][0]])
-            shape = tuple(meta["shape"])
-            result.first_mismatch["index"] = [
-                int(i) for i in torch.unravel_index(torch.tensor(flat), shape)
-            ]
-            result.details["sampled_positions"] = len(sample["out"])
-        if not result.passed:
+        cap = self.spec.limits.output_mb * 1024 * 1024
+        try:
+            got = arena.read_output(meta, run.host_pid, self.arena, cap)
+        except arena.OutputUnreadable as exc:
             raise Outcome(
-                "wrong",
-                f"Wrong result {where}: {result.message}",
-                comparison=result,
-            )
+                "error",
+                f"Your output could not be read {where}: {exc}. Return a plain torch.Tensor "
+                "that your function computed, and leave the grader's process alone.",
+            ) from None
+        tol = correctness.tolerance_for(expected.dtype, self.spec.tolerance)
+        result = correctness.compare(got, expected.to("cpu"), tol)
+        if not result.passed:
+            raise Outcome("wrong", f"Wrong result {where}: {result.message}", comparison=result)
         if not self.spec.allow_input_mutation:
             names = [item["name"] for item in layout]
-            changed = correctness.mutated_input(originals, payload.get("inputs", {}), names)
+            now = dict(zip(names, self.arena.tensors(layout), strict=True))
+            changed = correctness.mutated_input(originals, now, names)
             if changed:
                 raise Outcome(
                     "wrong",
@@ -315,36 +320,71 @@ class Grader:
 
     # ------------------------------------------------------------------ phases
     def start(self, run: Run) -> None:
+        """Wait for the harness, measure the empty call, then let it import the submission."""
         started = time.monotonic()
         run.deadline = started + self.spec.limits.setup_s
         try:
-            hello = run.session.receive(run.deadline)
-        except (ChannelClosed, ChannelTimeout, ChannelCorrupt) as exc:
+            hello = protocol.validate(run.session.receive(run.deadline), ("hello",))
+        except (ChannelClosed, ChannelTimeout, ChannelCorrupt, protocol.Malformed) as exc:
             # No student code has run yet, so this is the grader's (or the host's) fault.
             stderr = run.session.process.stderr.text(tail=3000)
-            raise GraderError(
-                f"the sandbox did not start ({type(exc).__name__}): {stderr}"
-            ) from None
-        if hello.get("op") != "hello":
-            raise GraderError(f"unexpected first message from the harness: {hello}")
+            raise GraderError(f"the sandbox did not start ({exc!r}): {stderr}") from None
+        if hello["op"] != "hello":
+            raise GraderError(f"the harness failed before any student code ran: {hello}")
+        run.host_pid = run.session.process.host_pid(hello["pid"])
+        if run.host_pid is None:
+            raise GraderError("the harness's process could not be found from outside")
         run.timings["sandbox_start_s"] = time.monotonic() - started
-        name = hello.get("device_name")
-        run.device_name = name if isinstance(name, str) else None
+        run.device_name = hello["device_name"]
+        run.containment.freeze()
+        run.cpu_mark = run.containment.cpu_ns()
+        self._measure_baseline(run)
         loaded_at = time.monotonic()
+        run.deadline = loaded_at + self.spec.limits.setup_s
+        run.containment.thaw()
+        run.session.send("load")
         self._receive(run, ("loaded",), "while your file was being imported", "setup_s")
+        run.containment.freeze()
+        run.cpu_mark = run.containment.cpu_ns()
         run.timings["setup_s"] = time.monotonic() - loaded_at
+
+    def _measure_baseline(self, run: Run) -> None:
+        """The cost of a call that does nothing, measured before any student code exists.
+
+        The least of several is subtracted from every window: the submission cannot
+        inflate it (it is not imported yet), and the least is the most we ever take off.
+        """
+        layout = input_layout(self.spec, self.spec.sizes[self.device].timed)
+        self.arena.fill(layout, secrets.randbits(63))
+        windows, idle = [], []
+        for index in range(_BASELINE_CALLS):
+            where = "while the grader measured an empty call"
+            _, timing = self.call(
+                run, layout, None, flush=self.device != "cpu", where=where, budget="setup_s"
+            )
+            if index >= _BASELINE_WARMUP:
+                windows.append(timing.window_ns)
+                idle.append(timing.window_ns - timing.cpu_ns)
+        run.baseline_ns = min(windows)
+        run.baseline_idle_ns = int(statistics.median(idle))
 
     def check(self, run: Run) -> None:
         began = time.monotonic()
         worst: correctness.Comparison | None = None
         plan = self.spec.sizes[self.device]
-        for index, sizes in enumerate(plan.check):
-            layout = _layout(self.spec, sizes)
+        trials: list[tuple[str, list[dict[str, Any]]]] = [
+            (f"for sizes {sizes}", input_layout(self.spec, sizes)) for sizes in plan.check
+        ]
+        for case in self.spec.check_cases:
+            sizes = case.sizes_for(self.device)
+            layout = input_layout(self.spec, sizes, case)
+            trials.append((f"on the check case `{case.name}` (sizes {sizes})", layout))
+        for index, (where, layout) in enumerate(trials):
             seed = secrets.randbits(63)
-            where = f"for sizes {sizes}"
             run.correctness["trials"] = index + 1
-            done, _ = self.call(run, layout, seed, False, where, "setup_s")
-            result = self.verify(run, layout, seed, done["out"], where, "setup_s")
+            run.deadline = time.monotonic() + self.spec.limits.setup_s
+            done, _ = self.call(run, layout, seed, flush=False, where=where, budget="setup_s")
+            result = self.verify(run, layout, seed, done["out"], where)
             if worst is None or (result.max_abs_err or 0) > (worst.max_abs_err or 0):
                 worst = result
         run.correctness.update(comparison_fields(worst))
@@ -354,7 +394,7 @@ class Grader:
         """Timed phase. With companions (reference, naive), rounds alternate between the
         submission and each companion in a fresh random order, all on the same inputs,
         so slow drifts of the machine affect every contender alike."""
-        phase = _TimedPhase(self, run, companions)
+        phase = TimedPhase(self, run, companions)
         round_index = 0
         while True:
             seed = secrets.randbits(63)
@@ -378,41 +418,46 @@ class Grader:
         companion = companions[name]
         companion.deadline = time.monotonic() + 60
         try:
-            done, _ = self.call(companion, layout, seed, True, f"({name})", "timed_s")
-            companion.session.send("drop")
+            _, timing = self.call(
+                companion, layout, seed, flush=True, where=f"({name})", budget="timed_s"
+            )
         except Outcome as failure:
             companion.flags.append(f"{name} failed: {failure.message}")
             del companions[name]
             return None
-        seconds = max(int(done["ns"]), 0) / 1e9
-        if _disturbed(done):
+        seconds = max(timing.net_ns, 1) / 1e9
+        if timing.disturbed():
             companion.disturbed.append(seconds)
             return None
         return seconds
 
     def profile(self, run: Run) -> list[ProfileRow] | None:
+        """Top operators of one call; informative only, so it earns and costs nothing."""
+        layout = input_layout(self.spec, self.spec.sizes[self.device].timed)
+        self.arena.fill(layout, secrets.randbits(63))
         run.deadline = time.monotonic() + 30
         try:
-            run.session.send("profile", top=8)
-            ops = self._receive(run, ("profiled",), "while profiling", "timed_s").get("ops")
+            run.containment.thaw()
+            run.session.send("profile", inputs=self.arena.placements(layout), top=8)
+            ops = self._receive(run, ("profiled",), "while profiling", "timed_s")["ops"]
+            run.containment.freeze()
         except Outcome:
             return None
         # The sandbox wrote this: keep only rows of the shape the report promises.
-        if not isinstance(ops, list):
-            return None
         return [
             {"name": op["name"], "calls": op["calls"], "self_time_s": float(op["self_time_s"])}
             for op in ops
             if isinstance(op, dict)
             and isinstance(op.get("name"), str)
+            and len(op["name"]) <= 200
             and type(op.get("calls")) is int
             and op["calls"] >= 0
             and type(op.get("self_time_s")) in (int, float)
-            and op["self_time_s"] >= 0
+            and 0 <= op["self_time_s"] < 1e6
         ]
 
 
-class _TimedPhase:
+class TimedPhase:
     """The running totals of one timed phase, and one call of each contender at a time."""
 
     def __init__(self, grader: Grader, run: Run, companions: dict[str, Run]) -> None:
@@ -421,14 +466,14 @@ class _TimedPhase:
         spec = grader.spec
         self.policy, self.limit = spec.timing, spec.limits.timed_s
         self.sizes = spec.sizes[grader.device].timed
-        self.layout = _layout(spec, self.sizes)
+        self.layout = input_layout(spec, self.sizes)
         self.where = f"in the timed phase (sizes {self.sizes})"
         self.student_spent = 0.0  # the limit is for the submission's own calls only
         self.times: list[float] = []
+        self.claimed: list[float] = []  # the harness's own figures, a second opinion
         self.others: dict[str, list[float]] = {name: [] for name in companions}
-        self.claimed, self.accounted, self.observed = 0.0, 0.0, 0.0
+        self.observed = 0.0
         self.verified = 0
-        self.background = False
         self.disturbed: list[float] = []
 
     def companion_call(self, name: str, seed: int, warm: bool) -> None:
@@ -436,28 +481,24 @@ class _TimedPhase:
             return  # it failed earlier in this round's order
         if not warm and measure.should_stop(self.others[name], self.policy, 0.0, float("inf")):
             return  # its median is pinned down; stop spending time on it
-        pid = self.run.session.process.pid
-        ticks = _cpu_ticks(pid)
         seconds = self.grader.companion_call(self.companions, name, self.layout, seed)
         if seconds is not None and not warm:
             self.others[name].append(seconds)
-        # The submission should be idle, blocked on our pipe; CPU time spent now would
-        # slow the companion sharing its core and inflate the ratio.
-        if _cpu_ticks(pid) - ticks > _BACKGROUND_TICKS:
-            self.background = True
 
     def student_call(self, seed: int, warm: bool) -> bool:
         """Time one call of the submission; True once the median is known well enough."""
         run, policy, limit = self.run, self.policy, self.limit
         run.deadline = time.monotonic() + max(0.0, limit - self.student_spent)
-        done, round_trip = self.grader.call(run, self.layout, seed, True, self.where, "timed_s")
-        self.student_spent += round_trip
+        done, timing = self.grader.call(
+            run, self.layout, seed, flush=True, where=self.where, budget="timed_s"
+        )
+        self.student_spent += timing.window_ns / 1e9
+        self._judge(timing)
         if warm:
-            run.session.send("drop")
             return False
-        seconds = max(int(done["ns"]), 0) / 1e9
+        seconds = max(timing.net_ns, 1) / 1e9
         if (
-            _disturbed(done)
+            timing.disturbed()
             and len(self.disturbed) < policy.max_runs
             and self.student_spent < 0.5 * limit
             and time.monotonic() - self.began < limit
@@ -465,36 +506,39 @@ class _TimedPhase:
             self.disturbed.append(seconds)  # preempted: measure again instead
         else:
             self.times.append(seconds)
-        self.claimed += seconds
-        # Time the child was runnable but waiting for the core (busy machine) is accounted
-        # for too; the call's own preemption is already in ``ns``.
-        queued = max(int(done.get("queued_ns", 0)) - int(done.get("wait_ns", 0)), 0)
-        overhead = max(int(done.get("overhead_ns", 0)), 0)
-        self.accounted += seconds + (overhead + queued) / 1e9
-        self.observed += round_trip
+            self.claimed.append(timing.claimed_ns / 1e9)
+        self.observed += timing.window_ns / 1e9
         stop = bool(self.times) and (
             measure.should_stop(self.times, policy, self.student_spent, limit)
             # Companions, verification and a busy machine all add wall time; the whole
             # phase stays within 2x the limit so a worker's timeout holds.
             or time.monotonic() - self.began > 2 * limit
         )
-        # Which calls get verified is decided only now, after the call returned.
+        # Which calls get verified is decided only now: the sandbox is frozen and its output
+        # is fixed in its memory, so it cannot compute just the calls that are checked.
         pick = secrets.randbelow(1000) < _SAMPLE_PROBABILITY * 1000
         if stop or (pick and self.verified < policy.verified_samples - 1):
             self.verified += 1
             where = f"{self.where}, timed call {len(self.times)}"
-            self.grader.verify(run, self.layout, seed, done["out"], where, "timed_s")
-        else:
-            run.session.send("drop")
+            self.grader.verify(run, self.layout, seed, done["out"], where)
         return stop
+
+    def _judge(self, timing: CallTiming) -> None:
+        """Flags from what was read outside; each costs the performance points, never a crash."""
+        flags = self.run.flags
+        if timing.net_ns <= 0 and "implausible_speed" not in flags:
+            flags.append("implausible_speed")  # faster than a call that does nothing
+        # More CPU time than wall time: a second core was at work (no cpuset pinned it).
+        if timing.cpu_ns > timing.window_ns * 1.05 + _CPU_SLACK_NS and "second_core" not in flags:
+            flags.append("second_core")
 
     def figures(self) -> TimedFigures:
         run = self.run
         summary = measure.summarize(self.times)
-        claimed, observed = self.claimed, self.observed
-        if claimed > observed * 1.02 + 1e-3 or (
-            observed > 0.05 and self.accounted < 0.5 * observed
-        ):
+        claimed = measure.summarize(self.claimed).median_s
+        # The harness's own clock may only agree or cost: claiming much less than the
+        # outside clock saw means its timer or channel was tampered with.
+        if claimed < summary.median_s * _CLAIM_FLOOR - _CLAIM_SLACK_S:
             run.flags.append("timing_inconsistent")
         run.timings["timing_s"] = time.monotonic() - self.began
         run.correctness["timed_calls_verified"] = self.verified
@@ -502,9 +546,6 @@ class _TimedPhase:
         for name, companion in self.companions.items():
             if len(others[name]) < 3:  # a very busy machine: better noisy than nothing
                 others[name] = others[name] + companion.disturbed
-        if self.background:
-            run.flags.append("background_activity")
-            others = {}  # the relative figures cannot be trusted
         medians = {name: measure.summarize(t).median_s for name, t in others.items() if t}
 
         def ratio(name: str) -> float | None:
@@ -514,8 +555,8 @@ class _TimedPhase:
         return TimedFigures(
             summary=summary,
             sizes=dict(self.sizes),
-            claimed_s=claimed,
-            observed_s=observed,
+            claimed_s=sum(self.claimed),
+            observed_s=self.observed,
             disturbed_runs=len(self.disturbed),
             reference_median_s=medians.get("reference"),
             naive_median_s=medians.get("naive"),
@@ -524,29 +565,18 @@ class _TimedPhase:
         )
 
 
-def _sample_positions(
-    expected: torch.Tensor, originals: list[torch.Tensor], layout: list[dict[str, Any]]
-) -> dict[str, list[int]] | None:
-    """Secret random flat positions to check when the tensors are too big to ship whole.
-
-    Chosen after the call returned, so a submission cannot compute just these. A
-    wrong kernel is almost never right on 16k random positions, and moving 3 GiB
-    of CUDA tensors through files per verified call would dominate the grading.
-    """
-    if expected.numel() <= _FULL_CHECK_ELEMENTS:
-        return None
-    generator = torch.Generator().manual_seed(secrets.randbits(63))
-
-    def pick(numel: int) -> list[int]:
-        if numel <= _SAMPLE_ELEMENTS:
-            return list(range(numel))
-        positions = torch.randint(numel, (_SAMPLE_ELEMENTS,), generator=generator)
-        return torch.unique(positions).tolist()
-
-    sample = {"out": pick(expected.numel())}
-    for tensor, item in zip(originals, layout, strict=True):
-        sample[item["name"]] = pick(tensor.numel())
-    return sample
+def _flush_on_core(flusher: CacheFlusher, core: int | None) -> None:
+    """Flush from the sandbox's own core: its private caches are the ones the call will use."""
+    previous = os.sched_getaffinity(0)
+    try:
+        if core is not None:
+            os.sched_setaffinity(0, {core})  # 0: this thread only, on Linux
+    except OSError:
+        pass  # not allowed on that core: the shared last-level cache is flushed regardless
+    try:
+        flusher.flush()
+    finally:
+        os.sched_setaffinity(0, previous)
 
 
 def comparison_fields(result: correctness.Comparison | None) -> dict[str, Any]:
@@ -558,21 +588,3 @@ def comparison_fields(result: correctness.Comparison | None) -> dict[str, Any]:
         "mismatch_fraction": result.mismatch_fraction,
         "first_mismatch": result.first_mismatch,
     }
-
-
-def _disturbed(done: dict[str, Any]) -> bool:
-    """Was the call preempted for a noticeable part of its duration?"""
-    waited, took = int(done.get("wait_ns", 0) or 0), max(int(done["ns"]), 1)
-    return waited > max(_DISTURBED_FRACTION * took, 20_000)
-
-
-def _cpu_ticks(pid: int) -> int:
-    """utime + stime of ``pid`` and all its descendants (threads included), in ticks."""
-    total = 0
-    for member in [pid, *sandbox.descendants(pid)]:
-        try:
-            fields = Path(f"/proc/{member}/stat").read_text().rsplit(")", 1)[1].split()
-            total += int(fields[11]) + int(fields[12])
-        except (OSError, IndexError, ValueError):
-            continue
-    return total

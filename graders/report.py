@@ -149,9 +149,10 @@ class ReportBuilder:
             }
             if self.flags:
                 message = (
-                    "Your result is correct, but the timing could not be trusted ("
-                    + ", ".join(self.flags)
-                    + "), so no performance points were given."
+                    "Your result is correct, but the timing could not be trusted, so no "
+                    "performance points were given: "
+                    + "; ".join(f"{flag}: {FLAG_REASONS.get(flag, flag)}" for flag in self.flags)
+                    + "."
                 )
         elif verdict == "correct":
             score = spec.scoring.correctness_points
@@ -190,6 +191,18 @@ class ReportBuilder:
         if self.companion_errors:
             report["companion_errors"] = dict(self.companion_errors)
         return json_safe(report)
+
+
+# What each flag means, in the words the student reads next to it.
+FLAG_REASONS = {
+    "implausible_speed": "the measured time is faster than the hardware allows",
+    "second_core": "your code used more CPU time than wall time, so more than one core",
+    "cpu_outside_calls": "your code ran while it should have been stopped between calls",
+    "timing_inconsistent": (
+        "the time the harness measured inside your process was far below what the grader's "
+        "outside clock saw (a patched harness, or threads of yours running beside each call)"
+    ),
+}
 
 
 def _measured(performance: Performance, measure: str) -> float | None:

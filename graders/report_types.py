@@ -85,10 +85,16 @@ class ProfileRow(TypedDict):
     self_time_s: NonNegative
 
 
+ContainmentKind = Literal["cgroup-v1", "cgroup-v2", "signals"]
+
+
 class SandboxInfo(TypedDict):
     mode: Literal["root", "user", "none"]
     core: int | None
     slot: Count
+    # Which way the sandbox's tree was frozen and bounded (graders/containment.py);
+    # absent in reports written before the trusted side owned the clock.
+    containment: NotRequired[ContainmentKind]
 
 
 class Device(TypedDict):

@@ -66,13 +66,16 @@ class TrustedChannel:
         line, _, self._buffer = self._buffer.partition(b"\n")
         try:
             message = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nesting thousands deep
             raise ChannelCorrupt(f"not JSON: {line[:80]!r}") from None
         if not isinstance(message, dict) or not isinstance(message.get("op"), str):
             raise ChannelCorrupt(f"not a protocol message: {line[:80]!r}")
         return message
 
     def close(self) -> int | None:
+        # Thawed to exit by itself: a frozen process could not flush what it printed.
+        # Every figure is taken by now, so what it does in this last second earns nothing.
+        self.process.containment.thaw()
         with contextlib.suppress(ChannelClosed):
             self.send("exit")
         # Give it a moment to exit by itself, then take the whole tree down regardless.

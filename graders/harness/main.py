@@ -1,40 +1,43 @@
-"""Sandbox-side driver: import the submission, then call it on the trusted side's command.
+"""Sandbox-side driver: import the submission, then call it when the trusted side says go.
 
-Protocol (JSON lines; results go out on ``results_fd``, commands come in on
-``control_fd``; both were opened by the trusted side, stdout/stderr stay the student's):
+This process is the student's: anything in it can be patched, so it is trusted with nothing
+that earns a point. The trusted side owns the inputs, the clock and the outputs:
 
-    -> hello {torch, device_name}          after torch is imported, before student code
+- inputs live in a shared memory arena (a memfd the trusted side created, filled from its
+  secret seed and flushed from the cache while this process was frozen); ``go`` only names
+  where in the arena each input lies, so no seed ever enters this process;
+- each call is timed from outside, from the thaw before ``go`` to the freeze after ``done``;
+  the time measured here is sent as a second opinion that can only cost points;
+- ``done`` describes where the output lies in this process's memory; the trusted side reads
+  it through /proc/<pid>/mem while the whole sandbox is frozen (on CUDA this process first
+  copies it into the arena's output region, inside the timed window).
+
+Protocol (JSON lines; results go out on ``results_fd``, commands come in on ``control_fd``;
+the trusted side validates every message against graders/protocol.py):
+
+    -> hello {torch, device_name, pid}     before student code exists
+    <- go {inputs, out?}                   baseline calls: a trusted no-op, before import
+    -> done {ns, out}
+    <- load
     -> loaded | raised | exited | rejected after importing the submission
-    <- call {shapes, layout, seed, flush}  fill inputs from seed, flush cache, time one call
-    -> done {ns, overhead_ns, wait_ns, out} out describes what came back; wait_ns is
-                                           time spent preempted during the call
-    (every message also carries queued_ns: run-queue wait since the previous one)
-    <- save {file, sample?} | drop         save output + inputs-after-call for checking
-                                           (sample: only these flat positions, for huge ones)
-    -> saved
-    <- profile {top}                       one call under torch.profiler
+    <- go {inputs, out?}                   the submission's calls, same reply
+    <- profile {inputs, top}               one call under torch.profiler
     -> profiled {ops}
     <- exit
-
-The trusted side decides which timed calls it verifies only *after* each call
-returned, so a submission cannot compute correctly just for the checked ones.
-This process holds no reference code and no expected outputs: all checking is
-done outside. A submission can of course tamper with this process; what it can
-forge is bounded there (times are cross-checked against wall time and peaks).
 """
 
 from __future__ import annotations
 
 import importlib.util
 import json
+import mmap
 import os
 import sys
 import traceback
+from collections.abc import Callable
 from typing import Any
 
 from . import timing  # binds the timer before any student code exists
-
-_now = timing.now_ns
 
 
 class Channel:
@@ -44,23 +47,54 @@ class Channel:
         os.set_inheritable(control_fd, False)
         self._out = os.fdopen(results_fd, "w", buffering=1, encoding="utf-8")
         self._in = os.fdopen(control_fd, "r", encoding="utf-8")
-        self._queued_mark = _runqueue_wait_ns()
 
     def send(self, op: str, **fields: Any) -> None:
-        # queued_ns: time spent runnable-but-not-running since our previous message,
-        # including the wait to be scheduled after the command arrived. The trusted
-        # side needs it to tell a busy machine from a clock that was tampered with.
-        queued = _runqueue_wait_ns()
-        fields.setdefault("queued_ns", queued - self._queued_mark)
         self._out.write(json.dumps({"op": op, **fields}) + "\n")
         self._out.flush()
-        self._queued_mark = _runqueue_wait_ns()
 
     def receive(self) -> dict[str, Any]:
         line = self._in.readline()
         if not line:
             os._exit(0)  # the trusted side went away: nothing left to do
-        return json.loads(line)
+        message: dict[str, Any] = json.loads(line)
+        return message
+
+
+class Arena:
+    """The trusted side's shared memory, seen as tensors (views are cached per placement)."""
+
+    def __init__(self, fd: int, nbytes: int, device: str) -> None:
+        os.set_inheritable(fd, False)
+        self.memory = mmap.mmap(fd, nbytes, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+        self.device = device
+        self._views: dict[str, Any] = {}
+
+    def tensors(self, placements: list[dict[str, Any]]) -> list[Any]:
+        key = json.dumps(placements, sort_keys=True)
+        if key not in self._views:
+            self._views.clear()  # one layout at a time: the check sizes come in turn
+            self._views[key] = [self._tensor(place) for place in placements]
+        return list(self._views[key])
+
+    def _tensor(self, place: dict[str, Any]) -> Any:
+        import torch
+
+        from .inputs import DTYPES
+
+        dtype = DTYPES[place["dtype"]]
+        count = 1
+        for size in place["shape"]:
+            count *= size
+        if count == 0:
+            host = torch.empty(place["shape"], dtype=dtype)
+        else:
+            host = torch.frombuffer(
+                self.memory, dtype=dtype, count=count, offset=place["offset"]
+            ).view(place["shape"])
+        if self.device == "cpu":
+            return host
+        # CUDA: a device copy, refreshed from the arena inside every timed window.
+        return host, torch.empty_like(host, device=self.device)
 
 
 def _describe_exception(exc: BaseException, submission: str) -> dict[str, Any]:
@@ -79,7 +113,7 @@ def _describe_exception(exc: BaseException, submission: str) -> dict[str, Any]:
     }
 
 
-def _load(channel: Channel, path: str, entry: str) -> Any:
+def _load(channel: Channel, path: str, entry: str) -> Callable[..., Any] | None:
     spec = importlib.util.spec_from_file_location("submission", path)
     if spec is None or spec.loader is None:
         channel.send("rejected", reason="cannot import the submission file")
@@ -105,26 +139,61 @@ def _load(channel: Channel, path: str, entry: str) -> Any:
     return function
 
 
-def _describe_output(value: Any) -> dict[str, Any]:
+def _describe_output(value: Any, arena: Arena, out: dict[str, Any] | None) -> dict[str, Any]:
+    """Where the output lies: this process's address (CPU) or the arena's output region."""
     import torch
 
     if type(value) is not torch.Tensor:
-        return {"type": type(value).__qualname__}
-    return {
+        return {"type": type(value).__qualname__[:100]}
+    described: dict[str, Any] = {
         "type": "Tensor",
         "shape": list(value.shape),
+        "strides": list(value.stride()),
         "dtype": str(value.dtype).removeprefix("torch."),
         "device": value.device.type,
+        "address": value.data_ptr(),
     }
+    if value.device.type == "cuda" and out is not None:
+        # The trusted side cannot read device memory: copy into the region it set aside,
+        # inside the window, so the copy is timed like the empty call's is.
+        flat = value.detach().contiguous().reshape(-1).view(torch.uint8)
+        room = min(flat.numel(), out["bytes"])
+        region = torch.frombuffer(arena.memory, dtype=torch.uint8, count=room, offset=out["offset"])
+        region.copy_(flat[:room].cpu())
+        described["strides"] = list(value.contiguous().stride())
+        described["address"] = None
+    return described
 
 
-def main(job_path: str) -> None:  # noqa: C901, PLR0915  (one command loop; its protocol is being redesigned as a whole, so it is not split piecemeal)
+def _call(
+    function: Callable[..., Any],
+    arena: Arena,
+    command: dict[str, Any],
+    timer: timing.Timer,
+    flusher: timing.CacheFlusher | None,
+) -> tuple[Any, int]:
+    tensors = arena.tensors(command["inputs"])
+    if arena.device != "cpu":
+        for host, device in tensors:
+            device.copy_(host, non_blocking=False)
+        tensors = [device for _, device in tensors]
+        if command.get("flush") and flusher is not None:
+            flusher.flush()
+    timer.start()
+    output = function(*tensors)
+    return output, timer.stop()
+
+
+def _empty(*tensors: Any) -> Any:
+    """The baseline call: everything a call costs except the submission's own work."""
+    return tensors[0] if tensors else None
+
+
+def main(job_path: str) -> None:
     with open(job_path, encoding="utf-8") as handle:
         job = json.load(handle)
     channel = Channel(job["results_fd"], job["control_fd"])
     import torch
-
-    from . import inputs
 
     device = job["device"]
     if device == "cpu":
@@ -134,101 +203,46 @@ def main(job_path: str) -> None:  # noqa: C901, PLR0915  (one command loop; its 
         torch.cuda.init()
         name = torch.cuda.get_device_name(device)
     timer = timing.Timer(device)
-    flusher = timing.CacheFlusher(device, job.get("flush_bytes"))
-    channel.send("hello", torch=torch.__version__, device_name=name)
+    # On the CPU the trusted side flushes the cache itself, between calls.
+    flusher = timing.CacheFlusher(device, None) if device != "cpu" else None
+    arena = Arena(job["arena_fd"], job["arena_bytes"], device)
+    channel.send("hello", torch=torch.__version__, device_name=name, pid=os.getpid())
 
+    function: Callable[..., Any] = _empty
     submission = job["submission"]
-    function = _load(channel, submission, job["entry"])
-    if function is None:
-        return
-
-    buffers: list[torch.Tensor] = []
-    shapes_key: Any = None
     output: Any = None
     while True:
         command = channel.receive()
         op = command["op"]
         if op == "exit":
             return
-        if op == "call":
-            began = _now()
-            layout = command["layout"]
-            key = [(item["shape"], item["dtype"]) for item in layout]
-            if key != shapes_key:
-                buffers, shapes_key, output = [], None, None
-                buffers = inputs.allocate(layout, device)
-                shapes_key = key
-            output = None  # free the previous output before the next call allocates
-            inputs.fill_(buffers, layout, command["seed"])
-            if command.get("flush", True):
-                flusher.flush()
-            elapsed = 0
+        if op == "load":
+            loaded = _load(channel, submission, job["entry"])
+            if loaded is None:
+                return
+            function = loaded
+        elif op == "go":
+            # Kept until now so the trusted side could read it frozen; freed before the
+            # next call allocates, so the call does not pay for two outputs at once.
+            output = None
             try:
-                waited = _runqueue_wait_ns()
-                timer.start()
-                output = function(*buffers)
-                elapsed = timer.stop()
-                waited = _runqueue_wait_ns() - waited
+                output, elapsed = _call(function, arena, command, timer, flusher)
+                described = _describe_output(output, arena, command.get("out"))
             except SystemExit as exc:
                 channel.send("exited", phase="call", code=str(exc.code))
                 return
             except BaseException as exc:
                 channel.send("raised", phase="call", **_describe_exception(exc, submission))
                 return
-            overhead = _now() - began - elapsed
-            channel.send(
-                "done",
-                ns=elapsed,
-                overhead_ns=overhead,
-                wait_ns=waited,
-                out=_describe_output(output),
-            )
-        elif op == "save":
-            began = _now()
-            names = [item["name"] for item in command["layout"]]
-            sample = command.get("sample")  # {tensor name: flat indices} for huge tensors
-            payload: dict[str, Any] = {
-                "inputs": {
-                    name: _take(t, sample.get(name) if sample else None)
-                    for name, t in zip(names, buffers, strict=True)
-                }
-            }
-            if type(output) is torch.Tensor:
-                payload["out"] = _take(output, sample.get("out") if sample else None)
-            torch.save(payload, os.path.join(job["outbox"], command["file"]))
-            channel.send("saved", overhead_ns=_now() - began)
-        elif op == "drop":
-            pass
+            channel.send("done", ns=elapsed, out=described)
         elif op == "profile":
-            channel.send("profiled", ops=_profile(function, buffers, command.get("top", 10)))
+            tensors = arena.tensors(command["inputs"])
+            if device != "cpu":
+                tensors = [dev.copy_(host) for host, dev in tensors]
+            channel.send("profiled", ops=_profile(function, tensors, command.get("top", 10)))
 
 
-def _runqueue_wait_ns() -> int:
-    """Time this thread spent runnable but not running (preempted), from schedstat.
-
-    On a shared machine another process landing on our core stretches a call; the
-    trusted side discards such runs instead of averaging the disturbance in.
-    """
-    try:
-        with open("/proc/thread-self/schedstat", encoding="ascii") as handle:
-            return int(handle.read().split()[1])
-    except (OSError, IndexError, ValueError):
-        return 0
-
-
-def _take(tensor: Any, indices: list[int] | None) -> Any:
-    """A CPU copy of ``tensor``, or of just the given flat positions of it."""
-    import torch
-
-    tensor = tensor.detach()
-    if indices is None:
-        # clone(): a view must not drag its whole (maybe huge) storage along.
-        return tensor.to("cpu").contiguous().clone()
-    flat = tensor.reshape(-1)
-    return flat[torch.tensor(indices, dtype=torch.int64, device=flat.device)].to("cpu")
-
-
-def _profile(function: Any, buffers: list[Any], top: int) -> list[dict[str, Any]]:
+def _profile(function: Callable[..., Any], buffers: list[Any], top: int) -> list[dict[str, Any]]:
     """Top operators of one call by self time (CPU and, when present, CUDA)."""
     from torch.profiler import ProfilerActivity, profile
 

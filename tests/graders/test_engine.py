@@ -70,11 +70,11 @@ def test_reference_and_naive_timed_alongside(graded) -> None:
     assert_valid(report)
 
 
-def test_naive_is_correct_but_slower(graded, quick_spec) -> None:
-    fast = graded("fast.py")
+def test_naive_is_correct_and_timed(graded, quick_spec) -> None:
+    # Which of two kernels is faster is a timing, and timings decide no test here.
     naive = graded((quick_spec.path / "naive.py").read_text())
     assert naive["verdict"] == "correct"
-    assert naive["performance"]["median_s"] > fast["performance"]["median_s"]
+    assert naive["flags"] == [] and naive["performance"]["median_s"] > 0
 
 
 def test_wrong_values_report_first_mismatch(graded) -> None:

@@ -1,12 +1,11 @@
 import sys
-import time
 
 import torch
 
-# Cheat attempt: reach into the grader's own timer module and slow its clock 20x.
-_real = time.perf_counter_ns
+# Cheat attempt: reach into the harness's own timer module and stop its clock, so every
+# call it reports takes no time at all.
 _timing = sys.modules["harness.timing"]
-_timing._PERF_NS = lambda: _real() // 20
+_timing._PERF_NS = lambda: 1_000_000
 
 
 def vector_add(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
