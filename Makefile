@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export DJANGO_SETTINGS_MODULE ?= config.settings.local
 
-.PHONY: install run test test-embedded-e2e bench lint migrate
+.PHONY: install run test test-embedded-e2e bench reliability lint migrate
 
 $(STAMP): pyproject.toml requirements.lock
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -34,6 +34,10 @@ test-embedded-e2e: install
 
 bench: install
 	$(BIN)/python -m bench.run_all
+
+# Every hostile case (tests/hostile/cases) through the real sandbox; writes docs/RELIABILITY.md.
+reliability: install
+	DJANGO_SETTINGS_MODULE=config.settings.test $(BIN)/python -m scripts.reliability
 
 # mypy checks the paths listed under [tool.mypy] in pyproject.toml; its cache (.mypy_cache/)
 # makes a second run take seconds, a cold one (torch's stubs) a minute or two.

@@ -1,0 +1,260 @@
+"""The hostile corpus: load the cases, build the quick exercises they run on, grade and judge.
+
+Shared by tests/hostile/test_hostile.py and scripts/reliability.py. Every case is a file
+``cases/<class>/<name>.py`` (a submission) or ``.ipynb`` (a notebook submission) whose module
+docstring (first markdown cell for a notebook) starts with a TOML block:
+
+    class = "forged_times"            # the folder it lives in
+    attack = "one line: what it tries"
+    verdict = "correct"               # what the report must say
+    points = 0                        # performance points it must get ("any": not asserted)
+    message = "substring"             # optional: the report's message must contain it
+    flags = ["timing_inconsistent"]   # optional: these must all be in the report's flags
+    stdout = "substring"              # optional: the sandbox's stdout must contain it
+    exercise = "vector-add"           # optional: vector-add (default), layernorm, softmax,
+                                      #   fusion-notebook
+    zero_cells = ["test-fused"]       # optional (notebooks): these cells must score 0
+
+Each attack that also does work does it slowly (a few milliseconds a call), so an honest
+measurement of it earns no performance points: any point a case gets is unearned credit.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import shutil
+import time
+import tomllib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from graders import ExerciseSpec, GraderError, grade, load_exercise
+from graders.notebooks import NotebookExerciseSpec, load_notebook_exercise
+
+REPO = Path(__file__).resolve().parents[2]
+CASES = Path(__file__).resolve().parent / "cases"
+EXERCISES = REPO / "exercises" / "ch15"
+HONEST = EXERCISES / "vector-add" / "samples" / "fast.py"
+# Flags that say the trusted side caught tampering: an honest grading must have none.
+TAMPER_FLAGS = {"implausible_speed", "second_core", "cpu_outside_calls", "timing_inconsistent"}
+
+# Small sizes and short limits: one grading takes a few seconds on a 2-core machine.
+_CODE = {
+    r"setup_s = 60": "setup_s = 20",
+    r"timed_s = 30": "timed_s = 6",
+    r"warmup = 2": "warmup = 1",
+    r"min_runs = 7": "min_runs = 5",
+    r"max_runs = 25": "max_runs = 8",
+    r"memory_mb = 4096": "memory_mb = 1024",
+}
+_TIMED = {
+    "vector-add": {r"timed = \{ n = 16777216 \}": "timed = { n = 4194304 }"},
+    "layernorm": {r"timed = \{ rows = 4096, cols = 2048 \}": "timed = { rows = 256, cols = 512 }"},
+    "softmax": {r"timed = \{ rows = 4096, cols = 2048 \}": "timed = { rows = 256, cols = 512 }"},
+}
+_NOTEBOOK = {r"cell_s = 60": "cell_s = 8", r"total_s = 180": "total_s = 60"}
+KEYS = {"class", "attack", "verdict", "points", "message", "flags", "stdout", "exercise",
+        "zero_cells"}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Case:
+    path: Path
+    klass: str
+    attack: str
+    verdict: str
+    points: float | None  # None: not asserted
+    message: str | None = None
+    flags: tuple[str, ...] = ()
+    stdout: str | None = None
+    exercise: str = "vector-add"
+    zero_cells: tuple[str, ...] = ()
+
+    @property
+    def name(self) -> str:
+        return f"{self.klass}/{self.path.name}"
+
+    def expected(self) -> str:
+        points = "any" if self.points is None else f"{self.points:g}"
+        extra = f" {list(self.flags)}" if self.flags else ""
+        return f"{self.verdict}/{points}{extra}"
+
+
+def _header(path: Path) -> str:
+    if path.suffix == ".ipynb":
+        import nbformat
+
+        first = nbformat.read(path, as_version=4).cells[0]
+        return str(first.source)
+    docstring = ast.get_docstring(ast.parse(path.read_text()))
+    if docstring is None:
+        raise ValueError(f"{path}: no module docstring")
+    return docstring
+
+
+def load_case(path: Path) -> Case:
+    text = _header(path)
+    block = text.split("\n\n", 1)[0]  # the TOML block ends at the first blank line
+    data: dict[str, Any] = tomllib.loads(block)
+    unknown = set(data) - KEYS
+    if unknown:
+        raise ValueError(f"{path}: unknown keys {sorted(unknown)}")
+    if data["class"] != path.parent.name:
+        raise ValueError(f"{path}: class {data['class']!r} but folder {path.parent.name!r}")
+    points = data["points"]
+    return Case(
+        path=path,
+        klass=data["class"],
+        attack=data["attack"],
+        verdict=data["verdict"],
+        points=None if points == "any" else float(points),
+        message=data.get("message"),
+        flags=tuple(data.get("flags", ())),
+        stdout=data.get("stdout"),
+        exercise=data.get(
+            "exercise", "fusion-notebook" if path.suffix == ".ipynb" else "vector-add"
+        ),
+        zero_cells=tuple(data.get("zero_cells", ())),
+    )
+
+
+def case_files() -> list[Path]:
+    return sorted(p for p in CASES.glob("*/*") if p.suffix in (".py", ".ipynb"))
+
+
+def load_cases() -> list[Case]:
+    return [load_case(path) for path in case_files()]
+
+
+def _copy(target: Path, slug: str, replacements: dict[str, str], toml_name: str) -> Path:
+    folder = target / "ch15" / slug
+    shutil.copytree(EXERCISES / slug, folder, ignore=shutil.ignore_patterns("__pycache__"))
+    toml = folder / toml_name
+    text = toml.read_text()
+    for pattern, replacement in replacements.items():
+        text, count = re.subn(pattern, replacement, text)
+        if count != 1:
+            raise ValueError(f"{slug}: {pattern} matched {count} times")
+    toml.write_text(text)
+    return folder
+
+
+class Exercises:
+    """The quick copies of the exercises the cases run on, built once under ``root``."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._specs: dict[str, ExerciseSpec | NotebookExerciseSpec] = {}
+
+    def get(self, slug: str) -> ExerciseSpec | NotebookExerciseSpec:
+        if slug not in self._specs:
+            where = self.root / slug
+            if slug == "fusion-notebook":
+                folder = _copy(where, slug, _NOTEBOOK, "notebook.toml")
+                self._specs[slug] = load_notebook_exercise(folder)
+            else:
+                folder = _copy(where, slug, {**_CODE, **_TIMED[slug]}, "exercise.toml")
+                self._specs[slug] = load_exercise(folder)
+        return self._specs[slug]
+
+
+@dataclass
+class Outcome:
+    """What one grading gave: the report, or the grader failure it raised, and its wall time."""
+
+    report: dict[str, Any] | None
+    grader_error: str | None
+    seconds: float
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def verdict(self) -> str:
+        return "GraderError" if self.report is None else str(self.report["verdict"])
+
+    @property
+    def points(self) -> float:
+        return performance_points(self.report)
+
+    @property
+    def flags(self) -> list[str]:
+        return list(self.report.get("flags") or []) if self.report else []
+
+
+def performance_points(report: dict[str, Any] | None) -> float:
+    performance = (report or {}).get("performance") or {}
+    return float(performance.get("points") or 0.0)
+
+
+def run_grading(spec: ExerciseSpec | NotebookExerciseSpec, source: str | bytes) -> Outcome:
+    began = time.monotonic()
+    try:
+        report = dict(grade(spec, source, device="cpu", compare=False, profile=False))
+    except GraderError as exc:
+        return Outcome(None, str(exc), time.monotonic() - began)
+    return Outcome(report, None, time.monotonic() - began)
+
+
+def grade_case(case: Case, exercises: Exercises) -> Outcome:
+    spec = exercises.get(case.exercise)
+    source: str | bytes = (
+        case.path.read_bytes() if case.path.suffix == ".ipynb" else case.path.read_text()
+    )
+    outcome = run_grading(spec, source)
+    outcome.problems = judge(case, outcome)
+    return outcome
+
+
+def judge(case: Case, outcome: Outcome) -> list[str]:
+    """What is wrong with ``outcome`` for ``case``; empty when it is as the case states."""
+    if outcome.report is None:
+        return [f"grader failure (GraderError) caused by a submission: {outcome.grader_error}"]
+    report, problems = outcome.report, []
+    message = report.get("message") or ""
+    if report["verdict"] != case.verdict:
+        problems.append(f"verdict {report['verdict']!r}, expected {case.verdict!r} ({message})")
+    if case.points is not None and outcome.points != case.points:
+        problems.append(f"{outcome.points:g} performance points, expected {case.points:g}")
+    if case.message is not None and case.message not in message:
+        problems.append(f"message lacks {case.message!r}: {message!r}")
+    missing = [flag for flag in case.flags if flag not in outcome.flags]
+    if missing:
+        problems.append(f"flags {outcome.flags} lack {missing}")
+    if case.stdout is not None and case.stdout not in (report.get("stdout") or ""):
+        problems.append(f"stdout lacks {case.stdout!r}: {(report.get('stdout') or '')[-300:]!r}")
+    for grade_id in case.zero_cells:
+        cells = [c for c in report.get("cells") or [] if c.get("grade_id") == grade_id]
+        if any(c.get("score") for c in cells):
+            problems.append(f"cell {grade_id} scored {[c.get('score') for c in cells]}")
+    return problems
+
+
+def unearned_credit(case: Case, outcome: Outcome) -> bool:
+    """Credit the case should not have: points where none are due, or a pass that should fail."""
+    if outcome.report is None:
+        return False
+    if case.points is not None and outcome.points > case.points:
+        return True
+    return case.verdict != "correct" and outcome.report["verdict"] == "correct"
+
+
+def grade_honest(exercises: Exercises) -> list[str]:
+    """Problems with an honest vector-add grading right after a case (none when it is sound)."""
+    outcome = run_grading(exercises.get("vector-add"), HONEST.read_text())
+    if outcome.report is None:
+        return [f"honest grading failed: {outcome.grader_error}"]
+    problems = []
+    if outcome.report["verdict"] != "correct":
+        problems.append(f"honest grading: {outcome.report['verdict']}: {outcome.report['message']}")
+    tampered = TAMPER_FLAGS & set(outcome.flags)
+    if tampered:
+        problems.append(f"honest grading flagged {sorted(tampered)}")
+    return problems
+
+
+def iter_graded(exercises: Exercises) -> Iterator[tuple[Case, Outcome, list[str]]]:
+    for case in load_cases():
+        outcome = grade_case(case, exercises)
+        yield case, outcome, grade_honest(exercises)
