@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import zmq
 from jupyter_client.blocking.client import BlockingKernelClient
 
-from .. import sandbox
+from .. import containment, sandbox
 from ..errors import GraderError
 
 if TYPE_CHECKING:
@@ -122,13 +122,13 @@ def start_kernel(scratch: sandbox.Scratch, *, slot: int, limits: KernelLimits) -
         "key": key,
         "signature_scheme": "hmac-sha256",
     }
-    # The sockets live in out/, which belongs to the sandbox user (it binds them there).
+    # The sockets live in out/, a size-capped tmpfs of the sandbox user's (it binds them
+    # there); we reach it through the sandbox's root, /proc/<pid>/root, once it runs.
     inside: KernelConnectionInfo = {
         **common,
         "ip": f"{where.scratch}/out/kernel",
         "kernel_name": "python3",
     }
-    outside: KernelConnectionInfo = {**common, "ip": str(scratch.outbox / "kernel")}
     connection_file = scratch.inbox / "kernel.json"
     connection_file.write_text(json.dumps(inside))
     os.chmod(connection_file, 0o644)
@@ -169,6 +169,12 @@ def start_kernel(scratch: sandbox.Scratch, *, slot: int, limits: KernelLimits) -
     )
     context = _client_context()
     client = BlockingKernelClient(context=context)
+    try:
+        root = _sandbox_root(process)
+    except GraderError:
+        process.close()
+        raise
+    outside: KernelConnectionInfo = {**common, "ip": f"{root}{where.scratch}/out/kernel"}
     client.load_connection_info(outside)
     try:
         _wait_until_ready(process, client, limits.startup_s)
@@ -177,10 +183,25 @@ def start_kernel(scratch: sandbox.Scratch, *, slot: int, limits: KernelLimits) -
         stderr = process.stderr.text(tail=3000)
         kernel.close()
         raise GraderError(f"the notebook kernel did not start in the sandbox: {stderr}") from None
-    process.adopt_into_cgroup()
     kernel = SandboxedKernel(process, client, context)
     kernel.watch_disconnects()
     return kernel
+
+
+def _sandbox_root(process: sandbox.SandboxedProcess) -> str:
+    """The sandbox's file system as seen from here: the root of a process inside it."""
+    if sandbox.mode() == "none":
+        return ""  # no mount namespace: its paths are ours
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        # bwrap's child enters the new namespaces; /proc/<pid>/root follows its pivot.
+        inside = [pid for pid in containment.process_tree(process.pid) if pid != process.pid]
+        if inside:
+            return f"/proc/{inside[0]}/root"
+        if process.poll() is not None:
+            break
+        time.sleep(0.01)
+    raise GraderError("the notebook sandbox did not start")
 
 
 def _private_dir(path: Path, uid: int | None) -> None:
