@@ -327,10 +327,6 @@ class SandboxedProcess:
     def pid(self) -> int:
         return self.popen.pid
 
-    def adopt_into_cgroup(self) -> None:
-        """Does nothing: the sandbox now starts inside its groups. Kept only while
-        graders/notebooks/kernel.py still calls it."""
-
     def host_pid(self, ns_pid: int) -> int | None:
         """The host pid of the sandbox task whose pid in its own (innermost) pid namespace
         is ``ns_pid``, e.g. the harness, which reports that pid in its first message."""
