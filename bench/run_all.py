@@ -1,6 +1,9 @@
 """Run the engine benchmarks and write docs/BENCHMARKS.md.
 
-.venv/bin/python -m bench.run_all [--device cpu|cuda] [--gradings 10]
+.venv/bin/python -m bench.run_all [--device cpu|cuda] [--gradings 10] [--grading-fidelity]
+
+--grading-fidelity also runs bench.grading_fidelity (CPU, about 20 minutes) and writes its
+section.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ import os
 import time
 from pathlib import Path
 
-from bench import fidelity, flush_size, machine, repeatability
+from bench import fidelity, flush_size, grading_fidelity, machine, repeatability
 from graders import calibrate
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "BENCHMARKS.md"
@@ -59,6 +62,11 @@ def main() -> None:
     parser.add_argument("--gradings", type=int, default=10)
     parser.add_argument("--output", type=Path, default=DOC)
     parser.add_argument("--note", default="", help="e.g. what else ran on the machine")
+    parser.add_argument(
+        "--grading-fidelity",
+        action="store_true",
+        help="also run bench.grading_fidelity (CPU only, about 20 minutes)",
+    )
     args = parser.parse_args()
 
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
@@ -169,6 +177,10 @@ def main() -> None:
     args.output.parent.mkdir(parents=True, exist_ok=True)
     text = "\n".join(lines)
     args.output.write_text(text + _sections_owned_by_others(args.output, text))
+    if args.grading_fidelity and args.device == "cpu":
+        grading_fidelity.write_section(
+            grading_fidelity.markdown(grading_fidelity.run()), args.output
+        )
     print(f"wrote {args.output}")
 
 

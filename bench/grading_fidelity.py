@@ -1,0 +1,562 @@
+"""Grading fidelity: the grader's figure against torch.utils.benchmark, its stability,
+false flags under load, and one grading's wall time by phase before and after a change.
+
+.venv/bin/python -m bench.grading_fidelity [--quick] [--before 5e0c27c] [--no-doc]
+
+1. Fidelity: vector-add ``samples/fast.py`` and softmax ``samples/fast.py`` graded on CPU
+   (``report["performance"]["median_s"]``) against ``torch.utils.benchmark.Timer`` on the
+   same function, same timed sizes, inputs from ``graders.harness.inputs.make``, one thread,
+   in a child pinned to the grading core with the sandbox's environment. Two Timer
+   variants: flushed (setup writes a ``CacheFlusher`` of the grader's flush size, one call
+   per measurement, many measurements) and ``blocked_autorange`` (no flush between calls).
+2. Stability: CV of the grader's median over repeated gradings of vector-add fast.
+3. False flags under load: every honest sample (expected verdict "correct") of every CPU
+   exercise graded repeatedly while a busy loop spins on the core the grading does not use.
+4. Wall time by phase of one vector-add grading, at an earlier commit (a git worktree
+   outside the repository, graded in a subprocess) and now, interleaved.
+
+Never a test: nothing here asserts on a time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from bench import machine
+from bench.flush_size import lscpu_head
+from graders import calibrate, grade, load_exercise
+from graders.sandbox import pick_core, sandbox_env
+
+REPO = Path(__file__).resolve().parents[1]
+EXERCISES = REPO / "exercises" / "ch15"
+DOC = REPO / "docs" / "BENCHMARKS.md"
+RESULTS = Path("/tmp/grading_fidelity.json")
+TITLE = "## Grading fidelity, stability, load and phase times"
+SLOT = 0  # every grading here holds slot 0, so the loaded core is known
+BEFORE_COMMIT = "5e0c27c"
+WORKTREE = Path("/tmp/before")
+# The exercises whose CPU score is relative to the reference must be graded with the
+# reference timed alongside (compare=False raises GraderError for them).
+FIDELITY_EXERCISES = ("vector-add", "softmax")
+
+_TORCH_TIMER = """
+import json, sys, time, importlib.util, statistics
+import torch, torch.utils.benchmark as tb
+sys.path.insert(0, {repo!r})
+from graders import load_exercise
+from graders.flush_size import CacheFlusher
+from graders.harness import inputs as harness_inputs
+from graders.layouts import input_layout
+torch.set_num_threads(1)
+spec = load_exercise({folder!r})
+module_spec = importlib.util.spec_from_file_location("sample", {sample!r})
+module = importlib.util.module_from_spec(module_spec)
+module_spec.loader.exec_module(module)
+fn = getattr(module, spec.entry)
+inputs = harness_inputs.make(input_layout(spec, spec.sizes["cpu"].timed), 12345, "cpu")
+# The grader's size, read by the parent (this child's HOME has no calibration cache).
+flusher = CacheFlusher({flush_bytes}, "cpu")
+g = {{"fn": fn, "inputs": inputs, "flusher": flusher, "torch": torch}}
+
+def wait_ns():
+    with open("/proc/thread-self/schedstat") as f:
+        return int(f.read().split()[1])
+
+def flushed(clock, repeats):
+    timer = tb.Timer(stmt="fn(*inputs)", setup="flusher.flush()", globals=g, num_threads=1,
+                     timer=clock)
+    times, calm = [], []
+    for _ in range(repeats):
+        began, waited = time.perf_counter(), wait_ns()
+        seconds = timer.timeit(number=1).times[0]
+        waited, span = wait_ns() - waited, time.perf_counter() - began
+        times.append(seconds)
+        if waited <= max(0.02 * span * 1e9, 50_000):
+            calm.append(seconds)
+    return times, calm
+
+def cv(values):
+    return statistics.pstdev(values) / statistics.fmean(values) if len(values) > 1 else None
+
+with torch.no_grad():
+    for _ in range(3):
+        fn(*inputs)
+    wall, calm = flushed(time.perf_counter, {repeats})
+    cpu, _ = flushed(time.thread_time, {repeats})
+    blocked = tb.Timer(stmt="fn(*inputs)", globals=g, num_threads=1).blocked_autorange(
+        min_run_time=2.0)
+    blocked_cpu = tb.Timer(stmt="fn(*inputs)", globals=g, num_threads=1,
+                           timer=time.thread_time).blocked_autorange(min_run_time=2.0)
+print(json.dumps({{
+    "flushed_median_s": statistics.median(wall),
+    "flushed_runs": len(wall),
+    "flushed_cv": cv(wall),
+    "flushed_calm_median_s": statistics.median(calm) if calm else None,
+    "flushed_calm_runs": len(calm),
+    "flushed_cpu_median_s": statistics.median(cpu),
+    "flushed_cpu_cv": cv(cpu),
+    "blocked_median_s": blocked.median,
+    "blocked_runs": len(blocked.times),
+    "blocked_cpu_median_s": blocked_cpu.median,
+    "flush_bytes": flusher.nbytes,
+}}))
+"""
+
+_BEFORE_GRADE = """
+import json, sys
+sys.path.insert(0, {root!r})
+import graders
+from pathlib import Path
+from graders import grade
+folder = Path({root!r}) / "exercises" / "ch15" / "vector-add"
+source = (folder / "samples" / "fast.py").read_text()
+report = grade(folder, source, device="cpu", slot={slot}, compare=False, profile=False)
+print(json.dumps({{"file": graders.__file__, "verdict": report["verdict"],
+                  "flags": report["flags"], "timings": report["timings"],
+                  "median_s": (report["performance"] or {{}}).get("median_s")}}))
+"""
+
+
+def _grade(exercise: str, sample: str, compare: bool) -> dict[str, Any]:
+    folder = EXERCISES / exercise
+    source = (folder / "samples" / f"{sample}.py").read_text()
+    began = time.monotonic()
+    report = grade(folder, source, device="cpu", slot=SLOT, compare=compare, profile=False)
+    perf = report["performance"]
+    return {
+        "verdict": report["verdict"],
+        "flags": list(report["flags"]),
+        "message": report["message"],
+        "median_s": perf["median_s"] if perf else None,
+        "runs": perf["runs"] if perf else None,
+        "timings": dict(report["timings"]),
+        "wall_s": time.monotonic() - began,
+    }
+
+
+def _needs_compare(exercise: str) -> bool:
+    spec = load_exercise(EXERCISES / exercise)
+    curve = spec.scoring.curves.get("cpu")
+    return bool(curve and curve.measure in ("relative_to_reference", "speedup_vs_naive"))
+
+
+def torch_timer(exercise: str, sample: str, repeats: int) -> dict[str, Any]:
+    """torch.utils.benchmark on the sample's function, in a child pinned to the grading core."""
+    folder = EXERCISES / exercise
+    code = _TORCH_TIMER.format(
+        repo=str(REPO),
+        folder=str(folder),
+        sample=str(folder / "samples" / f"{sample}.py"),
+        repeats=repeats,
+        flush_bytes=calibrate.flush_bytes("cpu", slot=SLOT),
+    )
+    command = [sys.executable, "-c", code]
+    core = pick_core(SLOT)
+    if core is not None:
+        command = ["taskset", "-c", str(core), *command]
+    env = sandbox_env("/tmp", "cpu")
+    out = subprocess.run(command, capture_output=True, text=True, env=env, check=True)
+    result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
+    return result
+
+
+def fidelity(gradings: int, repeats: int) -> list[dict[str, Any]]:
+    rows = []
+    for exercise in FIDELITY_EXERCISES:
+        compare = _needs_compare(exercise)
+        graded = [_grade(exercise, "fast", compare) for _ in range(gradings)]
+        medians = [g["median_s"] for g in graded if g["median_s"] is not None]
+        timer = torch_timer(exercise, "fast", repeats)
+        grader_s = statistics.median(medians)
+        rows.append(
+            {
+                "exercise": exercise,
+                "sample": "fast",
+                "compare": compare,
+                "grader_medians_s": medians,
+                "grader_median_s": grader_s,
+                "verdicts": [g["verdict"] for g in graded],
+                **timer,
+                "ratio_flushed_cpu": grader_s / timer["flushed_cpu_median_s"],
+                "ratio_flushed": grader_s / timer["flushed_median_s"],
+                "ratio_blocked": grader_s / timer["blocked_median_s"],
+                "ratio_blocked_cpu": grader_s / timer["blocked_cpu_median_s"],
+            }
+        )
+    return rows
+
+
+def stability(count: int) -> dict[str, Any]:
+    graded = [_grade("vector-add", "fast", False) for _ in range(count)]
+    medians = [g["median_s"] for g in graded if g["median_s"] is not None]
+    mean = statistics.fmean(medians)
+    return {
+        "gradings": count,
+        "medians_s": medians,
+        "mean_s": mean,
+        "cv": statistics.pstdev(medians) / mean,
+        "min_s": min(medians),
+        "max_s": max(medians),
+        "runs": [g["runs"] for g in graded],
+    }
+
+
+def honest_samples() -> list[tuple[str, str]]:
+    found = []
+    for folder in sorted(EXERCISES.iterdir()):
+        expected = folder / "samples" / "expected.toml"
+        if not (folder / "exercise.toml").exists() or not expected.exists():
+            continue
+        if "cpu" not in load_exercise(folder).devices:
+            continue
+        table = tomllib.loads(expected.read_text())
+        found += [(folder.name, s) for s, e in table.items() if e.get("verdict") == "correct"]
+    return found
+
+
+def _spin(core: int) -> subprocess.Popen[bytes]:
+    code = f"import os\nos.sched_setaffinity(0, {{{core}}})\nwhile True:\n    pass\n"
+    return subprocess.Popen([sys.executable, "-c", code])
+
+
+def under_load(repetitions: int, budget_s: float) -> dict[str, Any]:
+    """Each honest sample graded up to ``repetitions`` times with the other core busy;
+    a sample gets fewer (at least 2) when its first grading says the repetitions would
+    not fit its share of what is left of ``budget_s``."""
+    grading_core = pick_core(SLOT)
+    others = sorted(os.sched_getaffinity(0) - {grading_core})
+    samples = honest_samples()
+    began = time.monotonic()
+    spinners = [_spin(core) for core in others]
+    rows = []
+    try:
+        time.sleep(0.5)
+        for index, (exercise, sample) in enumerate(samples):
+            compare = _needs_compare(exercise)
+            # What is left of the budget, shared by the samples still to grade.
+            share = (budget_s - (time.monotonic() - began)) / (len(samples) - index)
+            graded = [_grade(exercise, sample, compare)]
+            wanted = max(2, min(repetitions, int(share / max(graded[0]["wall_s"], 0.1))))
+            graded += [_grade(exercise, sample, compare) for _ in range(wanted - 1)]
+            flagged = [g["flags"] for g in graded if g["flags"]]
+            wrong = [f"{g['verdict']}: {g['message']}" for g in graded if g["verdict"] != "correct"]
+            medians = [g["median_s"] for g in graded if g["median_s"] is not None]
+            rows.append(
+                {
+                    "exercise": exercise,
+                    "sample": sample,
+                    "compare": compare,
+                    "gradings": len(graded),
+                    "flagged": len(flagged),
+                    "flags": sorted({f for flags in flagged for f in flags}),
+                    "not_correct": wrong,
+                    "median_of_medians_s": statistics.median(medians) if medians else None,
+                    "mean_wall_s": statistics.fmean(g["wall_s"] for g in graded),
+                }
+            )
+            print(f"  load: {rows[-1]}", flush=True)
+    finally:
+        for spinner in spinners:
+            spinner.kill()
+            spinner.wait()
+    return {"grading_core": grading_core, "loaded_cores": others, "samples": rows}
+
+
+def _grade_before(root: Path) -> dict[str, Any]:
+    code = _BEFORE_GRADE.format(root=str(root), slot=SLOT)
+    out = subprocess.run(
+        [str(REPO / ".venv" / "bin" / "python"), "-c", code],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
+    return result
+
+
+def _grade_after() -> dict[str, Any]:
+    graded = _grade("vector-add", "fast", False)
+    return {"verdict": graded["verdict"], "flags": graded["flags"], **graded}
+
+
+PHASES = ("sandbox_start_s", "setup_s", "check_s", "timing_s", "total_s")
+
+
+def phases(pairs: int, commit: str) -> dict[str, Any]:
+    subprocess.run(
+        ["git", "-C", str(REPO), "worktree", "add", "--detach", str(WORKTREE), commit],
+        check=True,
+        capture_output=True,
+    )
+    before: list[dict[str, Any]] = []
+    after: list[dict[str, Any]] = []
+    try:
+        for _ in range(pairs):
+            before.append(_grade_before(WORKTREE))
+            after.append(_grade_after())
+    finally:
+        subprocess.run(
+            ["git", "-C", str(REPO), "worktree", "remove", "--force", str(WORKTREE)],
+            check=False,
+            capture_output=True,
+        )
+
+    def medians(rows: list[dict[str, Any]]) -> dict[str, float | None]:
+        result: dict[str, float | None] = {}
+        for name in PHASES:
+            values = [r["timings"].get(name) for r in rows]
+            kept = [v for v in values if v is not None]
+            result[name] = statistics.median(kept) if kept else None
+        result["median_s"] = statistics.median(r["median_s"] for r in rows if r["median_s"])
+        return result
+
+    return {
+        "commit": commit,
+        "pairs": pairs,
+        "before_imported_from": before[0]["file"] if before else None,
+        "before": medians(before),
+        "after": medians(after),
+        "before_verdicts": [r["verdict"] for r in before],
+        "after_verdicts": [r["verdict"] for r in after],
+        "before_flags": [r["flags"] for r in before],
+        "after_flags": [r["flags"] for r in after],
+    }
+
+
+PARTS = ("fidelity", "stability", "load", "phases")
+
+
+def run(
+    quick: bool = False, commit: str = BEFORE_COMMIT, parts: tuple[str, ...] = PARTS
+) -> dict[str, Any]:
+    """Measure ``parts``; with fewer than all, the others come from the last saved run."""
+    began = time.monotonic()
+    results: dict[str, Any] = {}
+    if set(parts) != set(PARTS) and RESULTS.exists():
+        results = json.loads(RESULTS.read_text())
+    results.setdefault("measured", time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()))
+    results.setdefault("load_average_1m", os.getloadavg()[0])
+    results["machine"] = machine.describe()
+    results["lscpu"] = lscpu_head(20)
+
+    def save(name: str, value: Any) -> None:
+        results[name] = value
+        results[f"{name}_s"] = time.monotonic() - began
+        RESULTS.write_text(json.dumps(results, indent=2))
+        print(f"{name} done after {time.monotonic() - began:.0f} s", flush=True)
+
+    results.setdefault("load_average_1m_by_part", {})
+    if "fidelity" in parts:
+        results["load_average_1m_by_part"]["fidelity"] = os.getloadavg()[0]
+        save("fidelity", fidelity(1 if quick else 3, 10 if quick else 40))
+    if "stability" in parts:
+        results["load_average_1m_by_part"]["stability"] = os.getloadavg()[0]
+        save("stability", stability(2 if quick else 10))
+    if "load" in parts:
+        results["load_average_1m_by_part"]["load"] = os.getloadavg()[0]
+        save("load", under_load(2 if quick else 20, 60 if quick else 660))
+    if "phases" in parts:
+        results["load_average_1m_by_part"]["phases"] = os.getloadavg()[0]
+        save("phases", phases(1 if quick else 5, commit))
+    results["wall_s"] = results.get("wall_s", 0.0) if set(parts) != set(PARTS) else 0.0
+    results["wall_s"] += time.monotonic() - began
+    RESULTS.write_text(json.dumps(results, indent=2))
+    return results
+
+
+def _ms(seconds: float | None) -> str:
+    return "-" if seconds is None else f"{seconds * 1e3:.2f} ms"
+
+
+def _s(seconds: float | None) -> str:
+    return "-" if seconds is None else f"{seconds:.2f} s"
+
+
+def markdown(r: dict[str, Any]) -> list[str]:
+    box = r["machine"]
+    fid, stab, load, ph = r["fidelity"], r["stability"], r["load"], r["phases"]
+    lines = [
+        TITLE,
+        "",
+        f"Measured {r['measured']} (1-minute load average {r['load_average_1m']:.1f} at the "
+        f"start) with `python -m bench.grading_fidelity`, in {r['wall_s'] / 60:.1f} min. "
+        f"Machine: {box['cpu']}, {box['cores']} cores (KVM guest), last-level cache "
+        f"{box['last-level cache']}, {box['memory']}, kernel {box['kernel']}, torch "
+        f"{box['torch']}; every figure here is CPU, one thread, the grading on core "
+        f"{load['grading_core']}.",
+        "",
+        "### Fidelity: grader against torch.utils.benchmark",
+        "",
+        "The same sample function, the same timed size, inputs from "
+        "`graders.harness.inputs.make`, one thread, in a child pinned to the grading core "
+        "with the sandbox's environment (`THP_MEM_ALLOC_ENABLE=1`). **Flushed** Timer: "
+        "`Timer(setup='flusher.flush()')` with a `CacheFlusher` of the grader's flush size "
+        f"({fid[0]['flush_bytes'] >> 20} MiB), `timeit(number=1)` repeated "
+        f"{fid[0]['flushed_runs']} times, read with the wall clock (`perf_counter`, "
+        "torch's default) and, in a second pass, with the thread's CPU clock "
+        "(`timer=time.thread_time`), which does not count time the child was preempted "
+        "by other jobs (the grader instead re-measures calls it sees preempted); **blocked**: "
+        "`blocked_autorange(min_run_time=2)`, no flush between calls. **The comparison "
+        "for the target is grader / flushed (CPU clock).** The grader's figure is the "
+        "median of the medians of the gradings listed.",
+        "",
+        "| exercise | grader median (gradings) | flushed, CPU clock | **grader / flushed "
+        "CPU** | flushed, wall (CV) | grader / flushed wall | flushed wall, unpreempted "
+        "(runs) | blocked wall | blocked CPU | grader / blocked CPU |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for row in fid:
+        lines.append(
+            f"| {row['exercise']} `{row['sample']}`"
+            f"{' (compare=True)' if row['compare'] else ''} | "
+            f"{_ms(row['grader_median_s'])} ({len(row['grader_medians_s'])}) | "
+            f"{_ms(row['flushed_cpu_median_s'])} | **{row['ratio_flushed_cpu']:.3f}** | "
+            f"{_ms(row['flushed_median_s'])} ({(row['flushed_cv'] or 0) * 100:.0f}%) | "
+            f"{row['ratio_flushed']:.3f} | {_ms(row['flushed_calm_median_s'])} "
+            f"({row['flushed_calm_runs']}) | {_ms(row['blocked_median_s'])} | "
+            f"{_ms(row['blocked_cpu_median_s'])} | {row['ratio_blocked_cpu']:.3f} |"
+        )
+    lines += [
+        "",
+        "Target within 5% (0.95-1.05) of the flushed Timer on the CPU clock: "
+        + "; ".join(
+            f"{row['exercise']} "
+            + (
+                "met"
+                if abs(row["ratio_flushed_cpu"] - 1) <= 0.05
+                else f"**missed** by {abs(row['ratio_flushed_cpu'] - 1) * 100 - 5:.1f} points"
+            )
+            + f" ({(row['ratio_flushed_cpu'] - 1) * 100:+.1f}%)"
+            for row in fid
+        )
+        + ".",
+        *(["", *r["notes"]["fidelity"]] if r.get("notes", {}).get("fidelity") else []),
+        "",
+        "### Stability: the grader's median over repeated gradings",
+        "",
+        f"vector-add `fast`, {stab['gradings']} gradings (compare=False): mean median "
+        f"{_ms(stab['mean_s'])}, min {_ms(stab['min_s'])}, max {_ms(stab['max_s'])}, "
+        f"**CV {stab['cv'] * 100:.2f}%** (target 3%: "
+        + ("met" if stab["cv"] <= 0.03 else f"**missed** by {stab['cv'] * 100 - 3:.2f} points")
+        + ").",
+        "",
+        "### No false flags with the other core loaded",
+        "",
+        f"A busy loop pinned to core(s) {load['loaded_cores']} (the grading uses core "
+        f"{load['grading_core']}) for the whole section; every sample whose expected verdict "
+        "is `correct`, with the reference and naive timed alongside where the exercise's CPU "
+        "curve needs them:",
+        "",
+        "| sample | gradings | with a flag | flags seen | verdict not correct | "
+        "median of medians | wall per grading |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for row in load["samples"]:
+        lines.append(
+            f"| {row['exercise']} `{row['sample']}` | {row['gradings']} | {row['flagged']} | "
+            f"{', '.join(row['flags']) or '-'} | {len(row['not_correct'])} | "
+            f"{_ms(row['median_of_medians_s'])} | {_s(row['mean_wall_s'])} |"
+        )
+    total = sum(row["gradings"] for row in load["samples"])
+    flagged = sum(row["flagged"] for row in load["samples"])
+    bad = sum(len(row["not_correct"]) for row in load["samples"])
+    short = ", ".join(
+        f"{row['exercise']} {row['sample']} ({row['gradings']})"
+        for row in load["samples"]
+        if row["gradings"] < 20
+    )
+    lines += [
+        "",
+        f"{total} gradings, {flagged} with a flag, {bad} with a verdict other than "
+        "`correct`."
+        + (
+            f" Fewer than 20 repetitions for {short}"
+            " (each sample got an equal share of what was left of an 11-minute budget, "
+            "sized from its first grading's wall time)."
+            if short
+            else ""
+        ),
+    ]
+    for row in load["samples"]:
+        for text in row["not_correct"]:
+            lines.append(f"- {row['exercise']} `{row['sample']}`: {text[:300]}")
+    lines += [
+        "",
+        f"### One vector-add grading by phase, {ph['commit']} against now",
+        "",
+        f"`samples/fast.py`, compare=False, profile=False, {ph['pairs']} gradings each, "
+        f"alternating (before from a worktree of {ph['commit']} graded in a subprocess with "
+        "the same venv); medians of `report['timings']`:",
+        "",
+        f"| phase | {ph['commit']} | now |",
+        "|---|---|---|",
+        *(f"| {name} | {_s(ph['before'][name])} | {_s(ph['after'][name])} |" for name in PHASES),
+        f"| timed median (the score's figure) | {_ms(ph['before']['median_s'])} | "
+        f"{_ms(ph['after']['median_s'])} |",
+        "",
+        *([*r["notes"]["general"], ""] if r.get("notes", {}).get("general") else []),
+        "Machine (`lscpu | head -20`):",
+        "",
+        "```",
+        r["lscpu"],
+        "```",
+        "",
+    ]
+    return lines
+
+
+def write_section(lines: list[str], doc: Path = DOC) -> None:
+    """Replace this bench's section of ``doc`` (or append it), leaving the others alone."""
+    old = doc.read_text().splitlines() if doc.exists() else []
+    out: list[str] = []
+    skipping = False
+    for line in old:
+        if line.startswith("## "):
+            skipping = line == TITLE
+        if not skipping:
+            out.append(line)
+    while out and not out[-1].strip():
+        out.pop()
+    doc.write_text("\n".join([*out, "", *lines]).rstrip("\n") + "\n")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true", help="a few gradings of each, to try")
+    parser.add_argument("--before", default=BEFORE_COMMIT, help="commit for the phase times")
+    parser.add_argument("--no-doc", action="store_true", help="print, do not write the doc")
+    parser.add_argument(
+        "--from-json",
+        type=Path,
+        help="render saved results only (a 'notes' key, {fidelity|general: [lines]}, is "
+        "rendered too: written by hand after reading the figures)",
+    )
+    parser.add_argument(
+        "--parts", default=",".join(PARTS), help="a subset re-measures only those parts"
+    )
+    args = parser.parse_args()
+    parts = tuple(p for p in args.parts.split(",") if p)
+    results = (
+        json.loads(args.from_json.read_text())
+        if args.from_json
+        else run(args.quick, args.before, parts)
+    )
+    lines = markdown(results)
+    print("\n".join(lines))
+    if not args.no_doc:
+        write_section(lines)
+        print(f"wrote {DOC}")
+
+
+if __name__ == "__main__":
+    main()
