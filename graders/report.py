@@ -96,7 +96,7 @@ class ReportBuilder:
             "observed_s": timed.observed_s,
         }
         self.flags = list(flags)
-        if roofline.implausible(perf["fraction_of_roofline"]):
+        if roofline.implausible(perf["fraction_of_roofline"]) and "implausible_speed" not in flags:
             self.flags.append("implausible_speed")
         self.performance = perf
 

@@ -8,7 +8,8 @@
 # 3. grades every vector-add sample on cuda and checks verdicts against expected.toml;
 # 4. grades fast.py once more with reference/naive companions and prints the figures;
 # 5. (not with --quick) validates every exercise on cuda with full timing: reference, naive
-#    and samples, with their scores and measures.
+#    and samples, with their scores and measures;
+# 6. runs the hostile corpus (tests/hostile) on cuda.
 # Exit status is non-zero when anything disagrees. Writes everything under $OUT (or
 # ./gpu-check-out) so the results can be copied back.
 set -uo pipefail
@@ -67,6 +68,14 @@ if [ "${1:-}" != "--quick" ]; then
   "$PY" -m graders validate exercises --device cuda --perf --no-cache --json \
     > "$OUT/validate-cuda.json" 2> >(tee "$OUT/validate-cuda.txt" >&2) || status=1
 fi
+
+# The hostile corpus on CUDA: every attack class graded on the device, with an honest grading
+# after each, the same assertions as on the CPU (verdict, points, message, no grader failure).
+# On CUDA the output is copied into the arena inside the window and device work must be done
+# before "done"; this is where a deferred-kernel attack would show.
+echo "== hostile corpus on cuda"
+GRADERS_HOSTILE_DEVICE=cuda "$PY" -m pytest -q -p no:cacheprovider tests/hostile \
+  --junitxml="$OUT/hostile-cuda.xml" 2>&1 | tee "$OUT/hostile-cuda.txt" | tail -30 || status=1
 
 echo "== done (status $status); outputs in $OUT"
 exit $status
