@@ -20,6 +20,8 @@ from tests.hostile.corpus import unearned_credit as is_unearned
 
 REPO = Path(__file__).resolve().parents[1]
 DOC = REPO / "docs" / "RELIABILITY.md"
+# More than any exercise's limits allow: 20 s set-up, 2 x 6 s timed, a 60 s notebook, margin.
+WALL_LIMIT_S = 90.0
 PHASES = ("sandbox_start_s", "setup_s", "check_s", "timing_s", "total_s")
 
 
@@ -76,10 +78,11 @@ def render(
         f"- cases as expected: {totals['passed']}",
         f"- unearned credit (points or a pass the case should not get): {totals['unearned']}",
         f"- grader failures caused by a submission: {totals['grader_failures']}",
-        f"- limits exceeded (honest grading after a case broken or flagged): {totals['limits']}",
+        f"- limits exceeded (a grading past {WALL_LIMIT_S:g} s, or a case that left the sandbox "
+        f"broken: the honest grading after it failed or was flagged): {totals['limits']}",
         f"- wall time of the whole run: {wall:.0f} s",
         "",
-        "The last three of unearned credit, grader failures and limits exceeded must be 0.",
+        "Unearned credit, grader failures and limits exceeded must each be 0.",
         "",
         "## What the defences cost",
         "",
@@ -113,7 +116,7 @@ def main() -> int:
             totals["passed"] += not (outcome.problems or honest)
             totals["unearned"] += is_unearned(case, outcome)
             totals["grader_failures"] += outcome.report is None
-            totals["limits"] += bool(honest)
+            totals["limits"] += bool(honest) or outcome.seconds > WALL_LIMIT_S
             rows.append(_row(case, outcome, honest))
             print(rows[-1], flush=True)
         costs = _honest_costs(exercises)

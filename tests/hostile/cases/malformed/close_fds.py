@@ -3,7 +3,7 @@ class = "malformed"
 attack = "closes the results and control fds from inside a call"
 verdict = "error"
 points = 0
-message = "closed"
+message = "exited with status"
 """
 
 import gc

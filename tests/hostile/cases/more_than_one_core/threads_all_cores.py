@@ -7,6 +7,7 @@ stdout = "cores allowed: 1"
 """
 
 import os
+import time
 
 import torch
 
@@ -22,4 +23,5 @@ weights = torch.randn(384, 384)
 def vector_add(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     for _ in range(8):  # work that threads well: slow on one core, fast on many
         torch.mm(weights, weights)
+    time.sleep(0.05)  # slow on purpose: one core's honest figure earns nothing
     return a + b
