@@ -225,10 +225,6 @@ class Containment(abc.ABC):
     def cpu_ns(self) -> int:
         """CPU time of the whole tree, including threads and processes that already exited."""
 
-    def run_queue_ns(self) -> int:
-        """Time the tree's live tasks spent runnable but waiting for a CPU (schedstat field 2)."""
-        return sum(_schedstat(tid)[1] for tid in self.pids())
-
     @abc.abstractmethod
     def memory_peak(self) -> int:
         """The most memory the tree held at once, in bytes (as far as it was measured)."""

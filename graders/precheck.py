@@ -6,6 +6,12 @@ A failure here is ``rejected``: nothing ran, so it costs the student no attempt.
 from __future__ import annotations
 
 import ast
+import threading
+
+# CPython 3.11's AST construction keeps its recursion depth in interpreter-wide state, and
+# two threads parsing at once (the validator grades in parallel lanes) can trip
+# "SystemError: AST constructor recursion depth mismatch": parse one source at a time.
+_PARSING = threading.Lock()
 
 
 def find_problem(source: str | bytes, entry: str, max_bytes: int) -> tuple[str | None, str]:
@@ -26,11 +32,18 @@ def find_problem(source: str | bytes, entry: str, max_bytes: int) -> tuple[str |
     if "\x00" in text:
         return "Your file contains NUL bytes; save it as plain text and resubmit.", ""
     try:
-        tree = ast.parse(text, filename="submission.py")
-        compile(tree, "submission.py", "exec")
+        with _PARSING:
+            tree = ast.parse(text, filename="submission.py")
+            compile(tree, "submission.py", "exec")
+    except (RecursionError, MemoryError):
+        return (
+            "Your file nests expressions too deeply for Python to compile. Flatten the "
+            "deepest expression and resubmit; this submission did not count as an attempt."
+        ), text
     except SyntaxError as exc:
         where = f"line {exc.lineno}" + (f", column {exc.offset}" if exc.offset else "")
-        snippet = f" ({exc.text.strip()})" if exc.text and exc.text.strip() else ""
+        line = (exc.text or "").strip()
+        snippet = f" ({line[:120]}{'...' if len(line) > 120 else ''})" if line else ""
         return (
             f"Syntax error at {where}: {exc.msg}{snippet}. Fix it and resubmit; "
             "this submission did not count as an attempt."

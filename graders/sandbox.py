@@ -201,11 +201,6 @@ class CappedReader(threading.Thread):
         return text
 
 
-def descendants(pid: int) -> list[int]:
-    """Every descendant of ``pid`` (not ``pid`` itself), by a scan of /proc."""
-    return [member for member in containment.process_tree(pid) if member != pid]
-
-
 def _bind_python_args() -> list[str]:
     """Read-only binds for the interpreter and the venv, with 0755 parents.
 

@@ -1,9 +1,9 @@
-"""Deterministic input generation from a seed, shared by harness and trusted side.
+"""Deterministic input generation from a seed; it runs on the trusted side only.
 
-The trusted side picks a fresh secret seed per call and sends it just before the
-call; the harness fills the input buffers in place from it. The trusted side later
-regenerates the very same tensors from the same seed to compute the expected output,
-so no input or expected output ever needs to travel through student-writable files.
+The trusted side draws a fresh secret seed per call and fills the inputs into the shared
+arena from it (graders/arena.py) while the sandbox is frozen; it draws the very same tensors
+again from the same seed to compute the expected output. The harness imports this module
+only for ``DTYPES``: no seed and no expected output ever enters the sandbox.
 
 Distributions (``dist`` of a layout item; ``scale`` defaults to 1):
 

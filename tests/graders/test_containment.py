@@ -115,7 +115,6 @@ def test_freeze_stops_cpu_time_and_thaw_resumes_it(kind: str, scratch: sandbox.S
         held.thaw()
         time.sleep(0.2)
         assert held.cpu_ns() > frozen_at + 50_000_000
-        assert held.run_queue_ns() >= 0
     finally:
         process.close()
 

@@ -22,6 +22,7 @@ measurement of it earns no performance points: any point a case gets is unearned
 from __future__ import annotations
 
 import ast
+import os
 import re
 import shutil
 import time
@@ -188,10 +189,15 @@ def performance_points(report: dict[str, Any] | None) -> float:
     return float(performance.get("points") or 0.0)
 
 
+# scripts/gpu_check.sh sets it to "cuda" to run the corpus on a GPU; notebooks stay on CPU.
+DEVICE = os.environ.get("GRADERS_HOSTILE_DEVICE", "cpu")
+
+
 def run_grading(spec: ExerciseSpec | NotebookExerciseSpec, source: str | bytes) -> Outcome:
     began = time.monotonic()
+    device = DEVICE if isinstance(spec, ExerciseSpec) and DEVICE in spec.devices else "cpu"
     try:
-        report = dict(grade(spec, source, device="cpu", compare=False, profile=False))
+        report = dict(grade(spec, source, device=device, compare=False, profile=False))
     except GraderError as exc:
         return Outcome(None, str(exc), time.monotonic() - began)
     return Outcome(report, None, time.monotonic() - began)
