@@ -181,6 +181,19 @@ class Grader:
         verdict, text = _describe_failure(message, where)
         raise Outcome(verdict, text, traceback=message.get("traceback"))
 
+    def pause(self, run: Run, where: str) -> None:
+        """Freeze the sandbox once its code has run; if it cannot be stopped, that is the
+        submission's doing (a storm of new processes, a task stuck in the kernel), never a
+        grader failure it could use as a free retry."""
+        try:
+            run.containment.freeze()
+        except GraderError as exc:
+            raise Outcome(
+                "error",
+                f"Your program could not be paused {where} ({exc}). Do not start processes "
+                "or threads that keep running after your function returns.",
+            ) from None
+
     def _died(self, run: Run, where: str) -> Outcome:
         process = run.session.process
         code = process.wait(timeout=5)
@@ -270,7 +283,7 @@ class Grader:
         except ChannelClosed:
             raise self._died(run, where) from None
         done = self._receive(run, ("done",), where, budget)
-        box.freeze()
+        self.pause(run, where)
         window = time.perf_counter_ns() - began
         run.cpu_mark = box.cpu_ns()
         cpu = run.cpu_mark - cpu_before
@@ -348,7 +361,7 @@ class Grader:
         run.containment.thaw()
         run.session.send("load")
         self._receive(run, ("loaded",), "while your file was being imported", "setup_s")
-        run.containment.freeze()
+        self.pause(run, "after your file was imported")
         run.cpu_mark = run.containment.cpu_ns()
         run.timings["setup_s"] = time.monotonic() - loaded_at
 
@@ -447,7 +460,7 @@ class Grader:
             run.containment.thaw()
             run.session.send("profile", inputs=self.arena.placements(layout), top=8)
             ops = self._receive(run, ("profiled",), "while profiling", "timed_s")["ops"]
-            run.containment.freeze()
+            self.pause(run, "after profiling")
         except Outcome:
             return None
         # The sandbox wrote this: keep only rows of the shape the report promises.

@@ -1,0 +1,36 @@
+"""Phase plumbing that needs no sandbox: what a failure to pause the sandbox is blamed on."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any, cast
+
+import pytest
+
+from graders import GraderError, arena
+from graders.phases import Grader, Outcome, Run
+from graders.spec import ExerciseSpec
+
+
+class _Unstoppable:
+    kind = "signals"
+
+    def freeze(self) -> None:
+        raise GraderError("the sandbox could not be frozen within 2.0 s: it kept forking")
+
+
+def test_a_sandbox_that_cannot_be_paused_is_the_students_error(quick_spec: ExerciseSpec) -> None:
+    # A grader failure costs the student nothing, so a fork storm that defeats the freezer
+    # must end as the submission's error, or every failing attempt could be made free.
+    inputs = arena.InputArena(4096)
+    try:
+        grader = Grader(quick_spec, "cpu", 0, inputs, None)
+        session = SimpleNamespace(process=SimpleNamespace(containment=_Unstoppable()))
+        run = Run(quick_spec, "cpu", cast(Any, session), cast(Any, None))
+        with pytest.raises(Outcome) as ended:
+            grader.pause(run, "after your file was imported")
+        assert ended.value.verdict == "error"
+        assert "could not be paused after your file was imported" in ended.value.message
+        assert "kept forking" in ended.value.message
+    finally:
+        inputs.close()
