@@ -1,9 +1,11 @@
-"""Timers and cache flushing, one code path for CPU and CUDA.
+"""The harness's in-process timer (a second opinion) and the device cache flush.
 
-``_PERF_NS`` is bound when this module is imported, before any student code runs,
-so a submission that monkeypatches ``time.perf_counter_ns`` cannot change what we
-measure. CUDA calls are timed with events and a synchronize, so asynchronous
-kernel launches are counted in full.
+Every figure that earns points is taken outside the sandbox (graders/phases.py); this timer
+only lets the trusted side notice a harness that claims less than it saw. ``_PERF_NS`` is
+bound before any student code runs, so patching ``time.perf_counter_ns`` does not reach it.
+CUDA calls are timed with events and a synchronize, so asynchronous launches count in full.
+On the CPU the trusted side flushes the cache itself (graders/flush_size.py); the harness
+flushes only device caches, which cannot be reached from outside.
 """
 
 from __future__ import annotations
@@ -13,10 +15,6 @@ import time
 import torch
 
 _PERF_NS = time.perf_counter_ns
-
-
-def now_ns() -> int:
-    return _PERF_NS()
 
 
 class Timer:
