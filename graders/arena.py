@@ -1,24 +1,29 @@
-"""The trusted side's shared memory for inputs, and the reading of outputs from outside.
+"""The trusted side's inputs, placed into the frozen sandbox, and its outputs, read from it.
 
-The arena is a sealed memfd that this process maps, fills from a secret seed and hands to the
-sandbox as a file descriptor: the sandbox sees the inputs only while it runs a measured call,
-and the seed never reaches it. Sealing (no grow, no shrink) matters: a sandbox that could
-truncate the memfd would make this process fault with SIGBUS the next time it touched it.
+The trusted side draws every call's inputs from its secret seed into a staging buffer of its
+own, then copies them into a region of the sandbox's private memory while the whole sandbox
+is frozen (graders/remote_memory.py). The harness reserved that region (anonymous memory,
+huge pages, touched once) before any student code existed and said where it lies in its
+``hello``. So the seed never reaches the sandbox, the sandbox sees the inputs only once a
+measured call has begun, and a call reads them from the same kind of memory a plain
+PyTorch program would (shared memory here gets 4 KiB pages only, which cost a
+bandwidth-bound kernel about 3%).
 
-Outputs are read from the frozen sandbox's memory through /proc/<pid>/mem (CPU), or from the
-arena's output region (CUDA), with every size checked before a byte is read or parsed.
+The sandbox may since have unmapped the region, protected it or mapped something else
+there: a copy that cannot be made is the submission's error (``Unplaceable``), and
+whatever was mapped there can only receive the inputs, which is harmless.
+
+Outputs are read from the frozen sandbox's memory the same way, with every size checked
+before a byte is read or parsed.
 """
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
-import mmap
-import os
 from typing import Any
 
 import torch
 
+from . import remote_memory
 from .harness import inputs as harness_inputs
 
 _ALIGN = 4096  # page-aligned tensors: the sandbox's views start on fresh cache lines
@@ -26,6 +31,10 @@ _ALIGN = 4096  # page-aligned tensors: the sandbox's views start on fresh cache 
 
 class OutputUnreadable(Exception):
     """The output description points at memory that cannot be read as described."""
+
+
+class Unplaceable(Exception):
+    """The sandbox's input region can no longer take the inputs (unmapped or protected)."""
 
 
 def _nbytes(item: dict[str, Any]) -> int:
@@ -44,37 +53,28 @@ def layout_bytes(layout: list[dict[str, Any]]) -> int:
 
 
 class InputArena:
-    """One sealed memfd holding the inputs of one call at a time (and, on CUDA, its output)."""
+    """The inputs of one call at a time, staged here and placed into sandboxes on demand."""
 
-    def __init__(self, input_bytes: int, output_bytes: int = 0) -> None:
-        self.input_bytes = _round_up(max(input_bytes, 1))
-        self.output_bytes = _round_up(output_bytes) if output_bytes else 0
-        self.nbytes = self.input_bytes + self.output_bytes
-        self.fd = os.memfd_create("grader-arena", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
-        os.ftruncate(self.fd, self.nbytes)
-        fcntl.fcntl(self.fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_GROW | fcntl.F_SEAL_SHRINK)
-        self.memory = mmap.mmap(self.fd, self.nbytes, mmap.MAP_SHARED)
-        # Huge pages where the host allows them for shared memory (shmem_enabled=advise):
-        # private inputs would get them, and 4 KiB pages cost a kernel a few % in TLB misses.
-        with contextlib.suppress(OSError, AttributeError):
-            self.memory.madvise(mmap.MADV_HUGEPAGE)
+    def __init__(self, input_bytes: int) -> None:
+        self.nbytes = _round_up(max(input_bytes, 1))
+        self.staging = torch.empty(self.nbytes, dtype=torch.uint8)
+        self.filled: tuple[str, int] | None = None  # (layout, seed) the staging buffer holds
 
     def placements(self, layout: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """Where each input lies in the arena: what the sandbox is told in ``go``."""
+        """Where each input lies in the region: what the sandbox is told in ``go``."""
         offset, placed = 0, []
         for item in layout:
             placed.append({"shape": list(item["shape"]), "dtype": item["dtype"], "offset": offset})
             offset += _round_up(_nbytes(item))
-        if offset > self.input_bytes:
-            raise ValueError(f"layout needs {offset} bytes, the arena holds {self.input_bytes}")
+        if offset > self.nbytes:
+            raise ValueError(f"layout needs {offset} bytes, the arena holds {self.nbytes}")
         return placed
 
-    def output_region(self) -> dict[str, int] | None:
-        if not self.output_bytes:
-            return None
-        return {"offset": self.input_bytes, "bytes": self.output_bytes}
-
     def tensors(self, layout: list[dict[str, Any]]) -> list[torch.Tensor]:
+        """The staged inputs, as tensors over this process's staging buffer."""
+        return self._views(self.staging, layout)
+
+    def _views(self, buffer: torch.Tensor, layout: list[dict[str, Any]]) -> list[torch.Tensor]:
         views = []
         for item, place in zip(layout, self.placements(layout), strict=True):
             dtype = harness_inputs.DTYPES[item["dtype"]]
@@ -82,17 +82,40 @@ class InputArena:
             if count == 0:
                 views.append(torch.empty(item["shape"], dtype=dtype))
                 continue
-            flat = torch.frombuffer(self.memory, dtype=dtype, count=count, offset=place["offset"])
+            start = place["offset"]
+            flat = buffer[start : start + count * dtype.itemsize].view(dtype)
             views.append(flat.view(item["shape"]))
         return views
 
     def fill(self, layout: list[dict[str, Any]], seed: int) -> None:
-        """Write the inputs drawn from ``seed``: the same values ``inputs.make`` gives."""
-        harness_inputs.fill_(self.tensors(layout), layout, seed)
+        """Stage the inputs drawn from ``seed``: the same values ``inputs.make`` gives.
 
-    def close(self) -> None:
-        self.memory.close()
-        os.close(self.fd)
+        The contenders of one timed round share a seed; they are drawn once.
+        """
+        key = (repr(layout), seed)
+        if self.filled != key:
+            self.filled = None  # half-written if the draw fails
+            harness_inputs.fill_(self.tensors(layout), layout, seed)
+            self.filled = key
+
+    def place(self, layout: list[dict[str, Any]], pid: int, region: int) -> None:
+        """Copy the staged inputs into the frozen sandbox's region at address ``region``."""
+        size = layout_bytes(layout)
+        try:
+            remote_memory.write(pid, region, self.staging.data_ptr(), size)
+        except remote_memory.RemoteMemoryError as exc:
+            raise Unplaceable(str(exc)) from None
+
+    def placed(self, layout: list[dict[str, Any]], pid: int, region: int) -> list[torch.Tensor]:
+        """The inputs as they now are in the sandbox's region (to see whether a call wrote them)."""
+        try:
+            data = remote_memory.read(pid, region, layout_bytes(layout))
+        except remote_memory.RemoteMemoryError as exc:
+            raise Unplaceable(str(exc)) from None
+        flat = (
+            torch.frombuffer(data, dtype=torch.uint8) if data else torch.empty(0, dtype=torch.uint8)
+        )
+        return self._views(flat, layout)
 
 
 def _span(shape: list[int], strides: list[int], itemsize: int) -> int:
@@ -102,9 +125,7 @@ def _span(shape: list[int], strides: list[int], itemsize: int) -> int:
     return (last + 1) * itemsize
 
 
-def read_output(
-    described: dict[str, Any], pid: int | None, arena: InputArena, cap_bytes: int
-) -> torch.Tensor:
+def read_output(described: dict[str, Any], pid: int | None, cap_bytes: int) -> torch.Tensor:
     """The output the sandbox described, read by us while it is frozen.
 
     ``described`` has passed graders.protocol; its address, shape and strides are still the
@@ -118,38 +139,12 @@ def read_output(
         raise OutputUnreadable(f"it spans {span} bytes, more than the {cap_bytes} allowed")
     if span == 0:
         return torch.empty(shape, dtype=dtype)
-    address = described["address"]
-    if address is None:  # CUDA: copied into the arena's output region inside the window
-        region = arena.output_region()
-        if region is None or span > region["bytes"]:
-            raise OutputUnreadable("it does not fit the output region")
-        data = bytes(arena.memory[region["offset"] : region["offset"] + span])
-    else:
-        data = _read_process_memory(pid, address, span)
-    flat = torch.frombuffer(bytearray(data), dtype=torch.uint8)
-    values = flat[: span - span % dtype.itemsize].view(dtype)
-    return values.as_strided(shape, strides).clone()
-
-
-def _read_process_memory(pid: int | None, address: int, size: int) -> bytes:
     if pid is None:
         raise OutputUnreadable("the sandbox's process could not be found")
     try:
-        fd = os.open(f"/proc/{pid}/mem", os.O_RDONLY)
-    except OSError as exc:
-        raise OutputUnreadable(f"its memory could not be opened ({exc.strerror})") from None
-    try:
-        chunks, done = [], 0
-        while done < size:
-            chunk = os.pread(fd, min(size - done, 64 << 20), address + done)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            done += len(chunk)
-    except (OSError, OverflowError) as exc:
-        raise OutputUnreadable(f"its memory could not be read ({exc})") from None
-    finally:
-        os.close(fd)
-    if done != size:
-        raise OutputUnreadable(f"only {done} of its {size} bytes could be read")
-    return b"".join(chunks)
+        data = remote_memory.read(pid, described["address"], span)
+    except remote_memory.RemoteMemoryError as exc:
+        raise OutputUnreadable(f"its memory could not be read: {exc}") from None
+    flat = torch.frombuffer(data, dtype=torch.uint8)
+    values = flat[: span - span % dtype.itemsize].view(dtype)
+    return values.as_strided(shape, strides).clone()

@@ -2,8 +2,8 @@
 
 Peaks are measured (never only looked up) because the roofline must describe the
 machine the submission actually ran on. The measurement is made the way gradings are
-timed: inputs of the timed vector-add size in shared memory (a memfd filled by this
-trusted process, mapped by a single-threaded child pinned to the grading core), the
+timed: inputs of the timed vector-add size in private memory with huge pages (where the
+harness's input region lives), in a single-threaded child pinned to the grading core, the
 cache flushed before each call with the flush size measured on that core
 (:mod:`graders.flush_size`). Datasheet figures are attached for comparison only.
 
@@ -21,7 +21,6 @@ from __future__ import annotations
 import calendar
 import contextlib
 import json
-import mmap
 import os
 import shutil
 import statistics
@@ -56,6 +55,9 @@ MAX_ATTEMPTS = 4  # measurements per calibration round when they keep disagreein
 DEFAULT_MAX_AGE_DAYS = 7.0
 TRIAD_RUNS = 8
 FORMAT = 2
+# The kind of memory the inputs lived in; a measurement on another kind (the shared memory
+# gradings used before) is kept for the record but no longer counts towards the peak.
+MEMORY = "private"
 
 Measurement = dict[str, Any]
 MeasureFn = Callable[[str, int], Measurement]
@@ -137,7 +139,9 @@ def upgrade(stored: dict[str, Any]) -> dict[str, Any]:
 
 def current(history: list[Measurement]) -> list[Measurement]:
     """The measurements taken with today's method (those a peak is computed from)."""
-    return [m for m in history if not m.get("legacy") and m.get("gbps")]
+    return [
+        m for m in history if not m.get("legacy") and m.get("gbps") and m.get("memory") == MEMORY
+    ]
 
 
 def _recent_median(history: list[Measurement], field: str) -> float:
@@ -261,6 +265,7 @@ def peaks(
             stamp = now()
             return {
                 **measured,
+                "memory": MEMORY,
                 "timestamp": stamp,
                 "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(stamp)),
                 "load_average_1m": load,
@@ -289,61 +294,35 @@ def flush_bytes(
 
 
 def _measure(device: str, slot: int) -> Measurement:
-    """One measurement in a child process pinned to the grading core, with the inputs
-    in a memfd this process created and filled, as in a grading."""
+    """One measurement in a child process pinned to the grading core, with the sandbox's
+    environment (huge pages for large tensors, one thread), as in a grading."""
     from .sandbox import sandbox_env
 
     n = timed_elements(device)
     cuda = device.startswith("cuda")
-    fd = -1 if cuda else shared_inputs(n)
+    command = [
+        sys.executable,
+        "-I",
+        "-c",
+        f"import sys; sys.path.insert(0, {str(REPO_ROOT)!r}); "
+        f"from graders.calibrate import probe_main; probe_main({device!r}, {n})",
+    ]
+    core = pick_core(slot)
+    if core is not None and shutil.which("taskset") and not cuda:
+        command = ["taskset", "-c", str(core), *command]
+    env = sandbox_env(str(cache_dir()), device)
+    env["HOME"] = os.environ.get("HOME", "/tmp")
     try:
-        command = [
-            sys.executable,
-            "-I",
-            "-c",
-            f"import sys; sys.path.insert(0, {str(REPO_ROOT)!r}); "
-            f"from graders.calibrate import probe_main; probe_main({device!r}, {fd}, {n})",
-        ]
-        core = pick_core(slot)
-        if core is not None and shutil.which("taskset") and not cuda:
-            command = ["taskset", "-c", str(core), *command]
-        env = sandbox_env(str(cache_dir()), device)
-        env["HOME"] = os.environ.get("HOME", "/tmp")
-        try:
-            result = subprocess.run(
-                command,
-                capture_output=True,
-                text=True,
-                timeout=300,
-                env=env,
-                pass_fds=() if cuda else (fd,),
-            )
-        except subprocess.TimeoutExpired as exc:
-            raise GraderError("peak calibration took longer than 300 s") from exc
-    finally:
-        if fd >= 0:
-            os.close(fd)
+        result = subprocess.run(command, capture_output=True, text=True, timeout=300, env=env)
+    except subprocess.TimeoutExpired as exc:
+        raise GraderError("peak calibration took longer than 300 s") from exc
     if result.returncode != 0:
         raise GraderError(f"peak calibration failed: {result.stderr[-2000:]}")
-    return json.loads(result.stdout.strip().splitlines()[-1])
+    measured: Measurement = json.loads(result.stdout.strip().splitlines()[-1])
+    return measured
 
 
-def shared_inputs(n: int) -> int:
-    """A memfd holding the triad's two inputs (b, then c), written by this process."""
-    import torch
-
-    nbytes = 2 * n * 4
-    fd = os.memfd_create("graders-calibrate")
-    os.ftruncate(fd, nbytes)
-    with mmap.mmap(fd, nbytes, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE) as memory:
-        inputs = torch.frombuffer(memory, dtype=torch.float32, count=2 * n)
-        inputs[:n].fill_(1.0)
-        inputs[n:].fill_(2.0)
-        del inputs  # the mapping cannot close while a tensor still exports it
-    return fd
-
-
-def probe_main(device: str, fd: int, n: int) -> None:
+def probe_main(device: str, n: int) -> None:
     """Child side: flush size, triad ``a = b + 3 c`` and an fp32 matmul; one JSON line.
 
     Bandwidth counts 3 x 4 bytes per element (two reads, one write) and is the best of
@@ -356,13 +335,10 @@ def probe_main(device: str, fd: int, n: int) -> None:
     cuda = device.startswith("cuda")
     if cuda:
         torch.backends.cuda.matmul.allow_tf32 = False
-        b = torch.full((n,), 1.0, device=device)
-        c = torch.full((n,), 2.0, device=device)
     else:
         torch.set_num_threads(1)  # the sandbox runs submissions on one thread
-        memory = mmap.mmap(fd, 2 * n * 4, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
-        inputs = torch.frombuffer(memory, dtype=torch.float32, count=2 * n)
-        b, c = inputs[:n], inputs[n:]
+    b = torch.full((n,), 1.0, device=device)
+    c = torch.full((n,), 2.0, device=device)
     nbytes = measure_flush_bytes(device)
     flusher = CacheFlusher(nbytes, device)
     a = torch.zeros(n, device=device)
@@ -379,8 +355,8 @@ def probe_main(device: str, fd: int, n: int) -> None:
                 "flops_per_s": 2 * m**3 / matmul_s,
                 "flush_bytes": nbytes,
                 "method": f"triad a=b+s*c over 3x{n * 4 >> 20} MiB"
-                f"{'' if cuda else ' (inputs in a memfd)'}, {nbytes >> 20} MiB flush before "
-                f"each call, best of {TRIAD_RUNS}; fp32 matmul {m}x{m}; "
+                f"{'' if cuda else ' (private memory, huge pages)'}, {nbytes >> 20} MiB flush "
+                f"before each call, best of {TRIAD_RUNS}; fp32 matmul {m}x{m}; "
                 f"{'cuda events' if cuda else 'perf_counter_ns, 1 thread'}",
             }
         )

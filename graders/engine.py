@@ -5,12 +5,14 @@ Reached through :func:`graders.grade`, the engine's one public entry point.
 Flow (all checking and all timing happen here, in the trusted process):
 
 1. precheck (size, UTF-8, syntax, entry point) -> ``rejected``;
-2. start the harness in the sandbox with a shared input arena (graders/arena.py); time
-   empty calls before any student code exists (the baseline), then let it import the
-   submission; the sandbox stays frozen whenever it is not inside a call;
+2. start the harness in the sandbox, which reserves a region for the inputs
+   (graders/arena.py); time empty calls before any student code exists (the baseline),
+   then let it import the submission; the sandbox stays frozen whenever it is not inside
+   a call;
 3. correctness: for every check size and declared check case, inputs drawn from a fresh
-   secret seed into the arena; thaw, go, done, freeze; read the output from the frozen
-   sandbox; run the reference on the same inputs, compare, check the inputs are unchanged;
+   secret seed and copied into the frozen sandbox; thaw, go, done, freeze; read the output
+   from the frozen sandbox; run the reference on the same inputs, compare, check the
+   inputs are unchanged;
 4. timing: warmup, then calls with fresh seeds and a cache flush before each, each timed
    from outside less the baseline, until the spread is small or the budget is spent;
    some calls, chosen while the sandbox is frozen after them, are verified like in step 3;
@@ -60,8 +62,7 @@ def _start_session(
         "submission": f"{where.scratch}/in/submission.py",
         "results_fd": results_w,
         "control_fd": control_r,
-        "arena_fd": inputs.fd,
-        "arena_bytes": inputs.nbytes,
+        "inputs_bytes": inputs.nbytes,
     }
     job_path = scratch.inbox / "job.json"
     job_path.write_text(json.dumps(job))
@@ -87,7 +88,7 @@ def _start_session(
             slot=slot,
             limits=limits,
             env=sandbox.sandbox_env(where.scratch, device, _gpu_env(device, slot)),
-            pass_fds=(results_w, control_r, inputs.fd),
+            pass_fds=(results_w, control_r),
             uid=uid,
         )
     finally:
@@ -139,12 +140,10 @@ def _gpu_env(device: str, slot: int) -> dict[str, str]:
 
 
 def _arena_for(spec: ExerciseSpec, device: str) -> arena.InputArena:
-    """Room for the largest inputs any phase uses (and, on CUDA, for the output copy)."""
+    """Room for the largest inputs any phase uses."""
     plan = spec.sizes[device]
     sizes = [*plan.check, plan.timed, *(case.sizes_for(device) for case in spec.check_cases)]
-    largest = max(arena.layout_bytes(input_layout(spec, s)) for s in sizes)
-    output = spec.limits.output_mb * 1024 * 1024 if device != "cpu" else 0
-    return arena.InputArena(largest, output)
+    return arena.InputArena(max(arena.layout_bytes(input_layout(spec, s)) for s in sizes))
 
 
 def grade_code(
@@ -206,7 +205,6 @@ def _grade_in_slot(
     uid = sandbox.slot_uid(slot) if sandbox.mode() == "root" else None
     with contextlib.ExitStack() as stack:
         inputs = _arena_for(spec, device)
-        stack.callback(inputs.close)
         flusher = None
         if device == "cpu":  # device caches are flushed by the harness, inside the window
             flusher = flush_size.CacheFlusher(calibrate.flush_bytes(device, slot=slot), device)

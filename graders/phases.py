@@ -77,6 +77,7 @@ class Run:
     disturbed: list[float] = field(default_factory=list)  # preempted calls, kept aside
     device_name: str | None = None  # as the harness reported it (the GPU's name on CUDA)
     host_pid: int | None = None  # the harness's pid outside the sandbox's pid namespace
+    inputs_address: int = 0  # where the harness reserved the region the inputs are copied to
     baseline_ns: int = 0  # the median window of an empty call, measured before import
     baseline_idle_ns: int = 0  # the median wall time an empty call's sandbox sat idle
     cpu_mark: int = 0  # the sandbox's CPU time when it was last frozen
@@ -261,17 +262,18 @@ class Grader:
         where: str,
         budget: str,
     ) -> tuple[dict[str, Any], CallTiming]:
-        """One measured call: inputs from ``seed`` (None: keep the arena as it is), then
-        thaw, go, done, freeze, with the clock and the CPU counters read from outside."""
+        """One measured call: inputs from ``seed`` (None: those staged last) copied into the
+        frozen sandbox, then thaw, go, done, freeze, with the clock and the CPU counters read
+        from outside."""
         if seed is not None:
             self.arena.fill(layout, seed)
+        self.place_inputs(run, layout, where)
         go: dict[str, Any] = {"inputs": self.arena.placements(layout)}
         if self.device == "cpu":
             if flush and self.flusher is not None:
                 _flush_on_core(self.flusher, sandbox.pick_core(self.slot))
         else:
             go["flush"] = flush  # device caches can only be flushed from inside
-            go["out"] = self.arena.output_region()
         box = run.containment
         cpu_before = box.cpu_ns()
         if cpu_before - run.cpu_mark > _OUTSIDE_CPU_NS and "cpu_outside_calls" not in run.flags:
@@ -296,6 +298,13 @@ class Grader:
         )
         return done, timing
 
+    def place_inputs(self, run: Run, layout: list[dict[str, Any]], where: str) -> None:
+        """Copy the staged inputs into the frozen sandbox's input region."""
+        try:
+            self.arena.place(layout, run.host_pid or 0, run.inputs_address)
+        except arena.Unplaceable as exc:
+            raise Outcome("error", _unplaceable(where, exc)) from None
+
     def verify(
         self,
         run: Run,
@@ -311,7 +320,7 @@ class Grader:
             raise Outcome("wrong", f"{described.message} ({where})")
         cap = self.spec.limits.output_mb * 1024 * 1024
         try:
-            got = arena.read_output(meta, run.host_pid, self.arena, cap)
+            got = arena.read_output(meta, run.host_pid, cap)
         except arena.OutputUnreadable as exc:
             raise Outcome(
                 "error",
@@ -324,7 +333,11 @@ class Grader:
             raise Outcome("wrong", f"Wrong result {where}: {result.message}", comparison=result)
         if not self.spec.allow_input_mutation:
             names = [item["name"] for item in layout]
-            now = dict(zip(names, self.arena.tensors(layout), strict=True))
+            try:
+                placed = self.arena.placed(layout, run.host_pid or 0, run.inputs_address)
+            except arena.Unplaceable as exc:
+                raise Outcome("error", _unplaceable(where, exc)) from None
+            now = dict(zip(names, placed, strict=True))
             changed = correctness.mutated_input(originals, now, names)
             if changed:
                 raise Outcome(
@@ -349,6 +362,7 @@ class Grader:
         if hello["op"] != "hello":
             raise GraderError(f"the harness failed before any student code ran: {hello}")
         run.host_pid = run.session.process.host_pid(hello["pid"])
+        run.inputs_address = hello["inputs_address"]
         if run.host_pid is None:
             raise GraderError("the harness's process could not be found from outside")
         run.timings["sandbox_start_s"] = time.monotonic() - started
@@ -457,6 +471,7 @@ class Grader:
         self.arena.fill(layout, secrets.randbits(63))
         run.deadline = time.monotonic() + 30
         try:
+            self.place_inputs(run, layout, "while profiling")
             run.containment.thaw()
             run.session.send("profile", inputs=self.arena.placements(layout), top=8)
             ops = self._receive(run, ("profiled",), "while profiling", "timed_s")["ops"]
@@ -597,6 +612,13 @@ def _flush_on_core(flusher: CacheFlusher, core: int | None) -> None:
         flusher.flush()
     finally:
         os.sched_setaffinity(0, previous)
+
+
+def _unplaceable(where: str, exc: Exception) -> str:
+    return (
+        f"The grader could not copy the inputs into your program's memory {where} ({exc}). "
+        "Do not unmap, protect or replace memory your program did not allocate."
+    )
 
 
 def comparison_fields(result: correctness.Comparison | None) -> dict[str, Any]:

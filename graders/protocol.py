@@ -46,7 +46,12 @@ _TEXT = _string(20_000)
 
 # op -> {field: check}; a field not listed is refused, so nothing unexpected travels on.
 SCHEMAS: dict[str, dict[str, Check]] = {
-    "hello": {"torch": _string(100), "device_name": _string(300), "pid": _integer(1)},
+    "hello": {
+        "torch": _string(100),
+        "device_name": _string(300),
+        "pid": _integer(1),
+        "inputs_address": _integer(1),
+    },
     "loaded": {},
     "rejected": {"reason": _string(500)},
     "exited": {"phase": _string(20), "code": _optional(_string(200))},
@@ -68,7 +73,7 @@ _TENSOR_FIELDS: dict[str, Check] = {
     "strides": _int_list(0),
     "dtype": lambda value: value in DTYPES,
     "device": lambda value: value in ("cpu", "cuda"),
-    "address": _optional(_integer(0)),
+    "address": _integer(0),
 }
 
 

@@ -3,24 +3,25 @@
 This process is the student's: anything in it can be patched, so it is trusted with nothing
 that earns a point. The trusted side owns the inputs, the clock and the outputs:
 
-- inputs live in a shared memory arena (a memfd the trusted side created, filled from its
-  secret seed and flushed from the cache while this process was frozen); ``go`` only names
-  where in the arena each input lies, so no seed ever enters this process;
+- inputs live in a region of this process's private memory, reserved before student code
+  exists; the trusted side draws them from its secret seed and copies them in while this
+  process is frozen, and flushes the cache; ``go`` only names where in the region each
+  input lies, so no seed ever enters this process;
 - each call is timed from outside, from the thaw before ``go`` to the freeze after ``done``;
   the time measured here is sent as a second opinion that can only cost points;
 - ``done`` describes where the output lies in this process's memory; the trusted side reads
-  it through /proc/<pid>/mem while the whole sandbox is frozen (on CUDA this process first
-  copies it into the arena's output region, inside the timed window).
+  it while the whole sandbox is frozen (on CUDA this process first copies it to host memory,
+  inside the timed window).
 
 Protocol (JSON lines; results go out on ``results_fd``, commands come in on ``control_fd``;
 the trusted side validates every message against graders/protocol.py):
 
-    -> hello {torch, device_name, pid}     before student code exists
-    <- go {inputs, out?}                   baseline calls: a trusted no-op, before import
+    -> hello {torch, device_name, pid, inputs_address}   before student code exists
+    <- go {inputs, flush?}                 baseline calls: a trusted no-op, before import
     -> done {ns, out}
     <- load
     -> loaded | raised | exited | rejected after importing the submission
-    <- go {inputs, out?}                   the submission's calls, same reply
+    <- go {inputs, flush?}                 the submission's calls, same reply
     <- profile {inputs, top}               one call under torch.profiler
     -> profiled {ops}
     <- exit
@@ -28,6 +29,7 @@ the trusted side validates every message against graders/protocol.py):
 
 from __future__ import annotations
 
+import ctypes
 import importlib.util
 import json
 import mmap
@@ -60,12 +62,27 @@ class Channel:
         return message
 
 
-class Arena:
-    """The trusted side's shared memory, seen as tensors (views are cached per placement)."""
+class InputRegion:
+    """Private memory the trusted side copies each call's inputs into while we are frozen.
 
-    def __init__(self, fd: int, nbytes: int, device: str) -> None:
-        os.set_inheritable(fd, False)
-        self.memory = mmap.mmap(fd, nbytes, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+    Reserved here before any student code exists, as anonymous memory with huge pages where
+    the kernel grants them, and touched once so no call pays for faulting it in: the same
+    kind of memory a plain PyTorch program's inputs live in. Views are cached per layout.
+    """
+
+    _HUGE = 2 << 20
+
+    def __init__(self, nbytes: int, device: str) -> None:
+        size = (max(nbytes, 1) + self._HUGE - 1) // self._HUGE * self._HUGE
+        # One huge page of slack so the region can start on a huge-page boundary.
+        self.memory = mmap.mmap(-1, size + self._HUGE, mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+        if hasattr(mmap, "MADV_HUGEPAGE"):
+            self.memory.madvise(mmap.MADV_HUGEPAGE)
+        start = ctypes.addressof(ctypes.c_char.from_buffer(self.memory))
+        self.offset = -start % self._HUGE
+        self.address = start + self.offset
+        for page in range(self.offset, self.offset + size, 4096):
+            self.memory[page] = 0  # fault it in now, not inside a timed call
         self.device = device
         self._views: dict[str, Any] = {}
 
@@ -89,11 +106,11 @@ class Arena:
             host = torch.empty(place["shape"], dtype=dtype)
         else:
             host = torch.frombuffer(
-                self.memory, dtype=dtype, count=count, offset=place["offset"]
+                self.memory, dtype=dtype, count=count, offset=self.offset + place["offset"]
             ).view(place["shape"])
         if self.device == "cpu":
             return host
-        # CUDA: a device copy, refreshed from the arena inside every timed window.
+        # CUDA: a device copy, refreshed from the region inside every timed window.
         return host, torch.empty_like(host, device=self.device)
 
 
@@ -139,12 +156,16 @@ def _load(channel: Channel, path: str, entry: str) -> Callable[..., Any] | None:
     return function
 
 
-def _describe_output(value: Any, arena: Arena, out: dict[str, Any] | None) -> dict[str, Any]:
-    """Where the output lies: this process's address (CPU) or the arena's output region."""
+def _describe_output(value: Any) -> tuple[dict[str, Any], Any]:
+    """Where the output lies in this process's memory, and what must stay alive until the
+    trusted side has read it (on CUDA, a host copy made inside the timed window: the trusted
+    side cannot read device memory, and the empty call pays for a copy the same way)."""
     import torch
 
     if type(value) is not torch.Tensor:
-        return {"type": type(value).__qualname__[:100]}
+        return {"type": type(value).__qualname__[:100]}, value
+    if value.device.type == "cuda":
+        value = value.detach().contiguous().cpu()
     described: dict[str, Any] = {
         "type": "Tensor",
         "shape": list(value.shape),
@@ -153,27 +174,18 @@ def _describe_output(value: Any, arena: Arena, out: dict[str, Any] | None) -> di
         "device": value.device.type,
         "address": value.data_ptr(),
     }
-    if value.device.type == "cuda" and out is not None:
-        # The trusted side cannot read device memory: copy into the region it set aside,
-        # inside the window, so the copy is timed like the empty call's is.
-        flat = value.detach().contiguous().reshape(-1).view(torch.uint8)
-        room = min(flat.numel(), out["bytes"])
-        region = torch.frombuffer(arena.memory, dtype=torch.uint8, count=room, offset=out["offset"])
-        region.copy_(flat[:room].cpu())
-        described["strides"] = list(value.contiguous().stride())
-        described["address"] = None
-    return described
+    return described, value
 
 
 def _call(
     function: Callable[..., Any],
-    arena: Arena,
+    region: InputRegion,
     command: dict[str, Any],
     timer: timing.Timer,
     flusher: timing.CacheFlusher | None,
 ) -> tuple[Any, int]:
-    tensors = arena.tensors(command["inputs"])
-    if arena.device != "cpu":
+    tensors = region.tensors(command["inputs"])
+    if region.device != "cpu":
         for host, device in tensors:
             device.copy_(host, non_blocking=False)
         tensors = [device for _, device in tensors]
@@ -205,8 +217,14 @@ def main(job_path: str) -> None:
     timer = timing.Timer(device)
     # On the CPU the trusted side flushes the cache itself, between calls.
     flusher = timing.CacheFlusher(device, None) if device != "cpu" else None
-    arena = Arena(job["arena_fd"], job["arena_bytes"], device)
-    channel.send("hello", torch=torch.__version__, device_name=name, pid=os.getpid())
+    region = InputRegion(job["inputs_bytes"], device)
+    channel.send(
+        "hello",
+        torch=torch.__version__,
+        device_name=name,
+        pid=os.getpid(),
+        inputs_address=region.address,
+    )
 
     function: Callable[..., Any] = _empty
     submission = job["submission"]
@@ -226,8 +244,8 @@ def main(job_path: str) -> None:
             # next call allocates, so the call does not pay for two outputs at once.
             output = None
             try:
-                output, elapsed = _call(function, arena, command, timer, flusher)
-                described = _describe_output(output, arena, command.get("out"))
+                output, elapsed = _call(function, region, command, timer, flusher)
+                described, output = _describe_output(output)
             except SystemExit as exc:
                 channel.send("exited", phase="call", code=str(exc.code))
                 return
@@ -236,7 +254,7 @@ def main(job_path: str) -> None:
                 return
             channel.send("done", ns=elapsed, out=described)
         elif op == "profile":
-            tensors = arena.tensors(command["inputs"])
+            tensors = region.tensors(command["inputs"])
             if device != "cpu":
                 tensors = [dev.copy_(host) for host, dev in tensors]
             channel.send("profiled", ops=_profile(function, tensors, command.get("top", 10)))

@@ -1,11 +1,12 @@
-"""The trusted side's input arena and its reading of outputs from another process's memory."""
+"""The trusted side's inputs, placed into another process's memory, and outputs read from it."""
 
 from __future__ import annotations
 
 import ctypes
-import errno
-import fcntl
 import os
+import subprocess
+import sys
+from collections.abc import Iterator
 
 import pytest
 import torch
@@ -18,38 +19,76 @@ LAYOUT = [
     {"name": "b", "shape": [7], "dtype": "int64", "dist": "randint", "scale": 9},
 ]
 
+# A stand-in for the harness: reserves two pages, says where, then protects them on request.
+_HOLDER = """
+import ctypes, mmap, sys
+region = mmap.mmap(-1, 8192, mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+address = ctypes.addressof(ctypes.c_char.from_buffer(region))
+print(address, flush=True)
+if sys.stdin.readline().strip() == "protect":
+    libc = ctypes.CDLL(None)
+    libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    print(libc.mprotect(address, 8192, 1), flush=True)  # PROT_READ
+sys.stdin.readline()
+"""
 
-def test_inputs_filled_in_the_arena_equal_those_made_from_the_seed() -> None:
-    shared = arena.InputArena(arena.layout_bytes(LAYOUT))
+
+@pytest.fixture
+def holder() -> Iterator[tuple[subprocess.Popen[str], int]]:
+    child = subprocess.Popen(
+        [sys.executable, "-c", _HOLDER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    assert child.stdout is not None
     try:
-        shared.fill(LAYOUT, seed=1234)
-        for got, want in zip(shared.tensors(LAYOUT), inputs.make(LAYOUT, 1234, "cpu"), strict=True):
-            assert torch.equal(got, want)
-        offsets = [place["offset"] for place in shared.placements(LAYOUT)]
-        assert offsets == [0, 4096]  # page-aligned, in order
+        yield child, int(child.stdout.readline())
     finally:
-        shared.close()
+        child.kill()
+        child.wait()
 
 
-def test_the_sandbox_cannot_shrink_or_grow_the_arena() -> None:
-    shared = arena.InputArena(8192)
-    try:
-        seals = fcntl.fcntl(shared.fd, fcntl.F_GET_SEALS)
-        assert seals & fcntl.F_SEAL_SHRINK and seals & fcntl.F_SEAL_GROW
-        with pytest.raises(OSError) as caught:
-            os.ftruncate(shared.fd, 0)  # would fault the trusted process on its next touch
-        assert caught.value.errno == errno.EPERM
-    finally:
-        shared.close()
+def test_inputs_staged_in_the_arena_equal_those_made_from_the_seed() -> None:
+    staged = arena.InputArena(arena.layout_bytes(LAYOUT))
+    staged.fill(LAYOUT, seed=1234)
+    for got, want in zip(staged.tensors(LAYOUT), inputs.make(LAYOUT, 1234, "cpu"), strict=True):
+        assert torch.equal(got, want)
+    offsets = [place["offset"] for place in staged.placements(LAYOUT)]
+    assert offsets == [0, 4096]  # page-aligned, in order
+
+
+def test_inputs_are_placed_into_the_other_process_and_read_back_as_they_are(
+    holder: tuple[subprocess.Popen[str], int],
+) -> None:
+    child, region = holder
+    staged = arena.InputArena(arena.layout_bytes(LAYOUT))
+    staged.fill(LAYOUT, seed=77)
+    staged.place(LAYOUT, child.pid, region)
+    made = inputs.make(LAYOUT, 77, "cpu")
+    for got, want in zip(staged.placed(LAYOUT, child.pid, region), made, strict=True):
+        assert torch.equal(got, want)
+    staged.fill(LAYOUT, seed=78)  # the staging buffer changes; the placed copy does not
+    assert torch.equal(staged.placed(LAYOUT, child.pid, region)[0], made[0])
+
+
+def test_a_region_the_sandbox_protected_cannot_take_the_inputs(
+    holder: tuple[subprocess.Popen[str], int],
+) -> None:
+    child, region = holder
+    assert child.stdin is not None and child.stdout is not None
+    child.stdin.write("protect\n")
+    child.stdin.flush()
+    assert child.stdout.readline().strip() == "0"
+    staged = arena.InputArena(arena.layout_bytes(LAYOUT))
+    staged.fill(LAYOUT, seed=5)
+    with pytest.raises(arena.Unplaceable, match="could not be written"):
+        staged.place(LAYOUT, child.pid, region)
+    with pytest.raises(arena.Unplaceable, match="not an address"):
+        staged.place(LAYOUT, child.pid, 0)
 
 
 def test_a_layout_larger_than_the_arena_is_refused() -> None:
-    shared = arena.InputArena(4096)
-    try:
-        with pytest.raises(ValueError, match="bytes"):
-            shared.placements(LAYOUT)
-    finally:
-        shared.close()
+    staged = arena.InputArena(4096)
+    with pytest.raises(ValueError, match="bytes"):
+        staged.placements(LAYOUT)
 
 
 def _described(tensor: torch.Tensor) -> dict:
@@ -64,47 +103,33 @@ def _described(tensor: torch.Tensor) -> dict:
 
 
 def test_outputs_are_read_from_process_memory_with_their_strides() -> None:
-    shared = arena.InputArena(4096)
-    try:
-        base = torch.arange(24, dtype=torch.float32).reshape(4, 6)
-        view = base[:, 1:5:2]  # strided, offset into its storage
-        got = arena.read_output(_described(view), os.getpid(), shared, cap_bytes=1 << 20)
-        assert torch.equal(got, view)
-        empty = torch.empty(0, 3)
-        assert arena.read_output(_described(empty), os.getpid(), shared, 1 << 20).shape == (0, 3)
-    finally:
-        shared.close()
+    base = torch.arange(24, dtype=torch.float32).reshape(4, 6)
+    view = base[:, 1:5:2]  # strided, offset into its storage
+    assert torch.equal(arena.read_output(_described(view), os.getpid(), cap_bytes=1 << 20), view)
+    empty = torch.empty(0, 3)
+    assert arena.read_output(_described(empty), os.getpid(), 1 << 20).shape == (0, 3)
 
 
 def test_descriptions_that_lie_are_refused_before_reading() -> None:
-    shared = arena.InputArena(4096)
-    try:
-        huge = {**_described(torch.zeros(2)), "shape": [1 << 40], "strides": [1]}
-        with pytest.raises(arena.OutputUnreadable, match="more than"):
-            arena.read_output(huge, os.getpid(), shared, cap_bytes=1 << 20)
-        unmapped = {**_described(torch.zeros(2)), "address": 16}  # page zero is never mapped
-        with pytest.raises(arena.OutputUnreadable, match="could not be read"):
-            arena.read_output(unmapped, os.getpid(), shared, cap_bytes=1 << 20)
-        with pytest.raises(arena.OutputUnreadable, match="not be found"):
-            arena.read_output(_described(torch.zeros(2)), None, shared, cap_bytes=1 << 20)
-    finally:
-        shared.close()
+    huge = {**_described(torch.zeros(2)), "shape": [1 << 40], "strides": [1]}
+    with pytest.raises(arena.OutputUnreadable, match="more than"):
+        arena.read_output(huge, os.getpid(), cap_bytes=1 << 20)
+    unmapped = {**_described(torch.zeros(2)), "address": 16}  # page zero is never mapped
+    with pytest.raises(arena.OutputUnreadable, match="could not be read"):
+        arena.read_output(unmapped, os.getpid(), cap_bytes=1 << 20)
+    with pytest.raises(arena.OutputUnreadable, match="not be found"):
+        arena.read_output(_described(torch.zeros(2)), None, cap_bytes=1 << 20)
 
 
 def test_reading_never_sees_more_than_the_span() -> None:
     # Two floats described, a third right after them is a secret the read must not include.
     buffer = (ctypes.c_float * 3)(1.0, 2.0, 99.0)
-    shared = arena.InputArena(4096)
-    try:
-        described = {
-            "type": "Tensor",
-            "shape": [2],
-            "strides": [1],
-            "dtype": "float32",
-            "device": "cpu",
-            "address": ctypes.addressof(buffer),
-        }
-        got = arena.read_output(described, os.getpid(), shared, cap_bytes=8)
-        assert got.tolist() == [1.0, 2.0]
-    finally:
-        shared.close()
+    described = {
+        "type": "Tensor",
+        "shape": [2],
+        "strides": [1],
+        "dtype": "float32",
+        "device": "cpu",
+        "address": ctypes.addressof(buffer),
+    }
+    assert arena.read_output(described, os.getpid(), cap_bytes=8).tolist() == [1.0, 2.0]

@@ -23,14 +23,11 @@ def test_a_sandbox_that_cannot_be_paused_is_the_students_error(quick_spec: Exerc
     # A grader failure costs the student nothing, so a fork storm that defeats the freezer
     # must end as the submission's error, or every failing attempt could be made free.
     inputs = arena.InputArena(4096)
-    try:
-        grader = Grader(quick_spec, "cpu", 0, inputs, None)
-        session = SimpleNamespace(process=SimpleNamespace(containment=_Unstoppable()))
-        run = Run(quick_spec, "cpu", cast(Any, session), cast(Any, None))
-        with pytest.raises(Outcome) as ended:
-            grader.pause(run, "after your file was imported")
-        assert ended.value.verdict == "error"
-        assert "could not be paused after your file was imported" in ended.value.message
-        assert "kept forking" in ended.value.message
-    finally:
-        inputs.close()
+    grader = Grader(quick_spec, "cpu", 0, inputs, None)
+    session = SimpleNamespace(process=SimpleNamespace(containment=_Unstoppable()))
+    run = Run(quick_spec, "cpu", cast(Any, session), cast(Any, None))
+    with pytest.raises(Outcome) as ended:
+        grader.pause(run, "after your file was imported")
+    assert ended.value.verdict == "error"
+    assert "could not be paused after your file was imported" in ended.value.message
+    assert "kept forking" in ended.value.message

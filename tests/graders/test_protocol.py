@@ -19,7 +19,7 @@ TENSOR = {
 def test_well_formed_messages_pass_unchanged() -> None:
     done = {"op": "done", "ns": 1200, "out": dict(TENSOR)}
     assert protocol.validate(done, ("done",)) == done
-    hello = {"op": "hello", "torch": "2.13.0", "device_name": "cpu", "pid": 2}
+    hello = {"op": "hello", "torch": "2.13", "device_name": "cpu", "pid": 2, "inputs_address": 4096}
     assert protocol.validate(hello, ("hello",)) == hello
     assert protocol.validate({"op": "done", "ns": 5, "out": {"type": "list"}}, ("done",))
     raised = {
@@ -52,6 +52,7 @@ def test_well_formed_messages_pass_unchanged() -> None:
         ({"op": "done", "ns": 1, "out": {"type": ["x"]}}, "not one the harness writes"),
         ({"op": "saved"}, "where done was expected"),
         ({"op": "hello", "torch": "x", "device_name": "y", "pid": 0}, "where done"),
+        ({"op": "done", "ns": 1, "out": {**TENSOR, "address": None}}, "bad `address`"),
         ({"op": "raised", "phase": "call", "type": 3, "message": "", "traceback": ""}, "`type`"),
         ({"op": "profiled", "ops": list(range(1000))}, "where done"),
     ],

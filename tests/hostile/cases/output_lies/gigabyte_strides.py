@@ -15,11 +15,11 @@ harness: Any = sys.modules["harness.main"]
 original = harness._describe_output
 
 
-def lying(value: Any, arena: Any, out: Any) -> dict[str, Any]:
-    described: dict[str, Any] = original(value, arena, out)
+def lying(value: Any) -> tuple[dict[str, Any], Any]:
+    described, kept = original(value)
     if described.get("shape") and described["shape"][0] > 1:
         described["strides"] = [1 << 40]
-    return described
+    return described, kept
 
 
 harness._describe_output = lying

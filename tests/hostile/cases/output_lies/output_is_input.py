@@ -1,6 +1,6 @@
 """
 class = "output_lies"
-attack = "writes the sum into input a (in the shared arena) and returns a itself"
+attack = "writes the sum into input a (where the grader placed it) and returns a itself"
 verdict = "wrong"
 points = 0
 message = "modified its input"

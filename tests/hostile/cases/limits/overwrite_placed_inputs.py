@@ -1,6 +1,6 @@
 """
 class = "limits"
-attack = "zeroes both inputs in the shared arena and returns zeros, hoping the check reads them"
+attack = "zeroes both inputs where the grader placed them and returns zeros"
 verdict = "wrong"
 points = 0
 """

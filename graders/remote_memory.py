@@ -1,0 +1,81 @@
+"""Reading and writing another process's memory: the frozen sandbox's inputs and outputs.
+
+``process_vm_readv``/``process_vm_writev`` copy straight between the two address spaces
+(about 10 ms for 128 MiB here, against 23 ms through /proc/<pid>/mem's bounce page) and
+respect the target's page protections: memory the sandbox unmapped or made read-only is
+refused with EFAULT, never written behind its back. The sandbox's seccomp filter denies
+these calls to the sandbox itself, and userfaultfd too, so nothing it maps can make one of
+our copies wait on it.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import os
+
+_CHUNK = 64 << 20  # one call moves at most this much; a partial copy is continued
+
+
+class RemoteMemoryError(Exception):
+    """The memory could not be copied as asked; the text says why, for a student to read."""
+
+
+class _IoVec(ctypes.Structure):
+    _fields_ = [("base", ctypes.c_void_p), ("length", ctypes.c_size_t)]
+
+
+_libc = ctypes.CDLL(None, use_errno=True)
+for _name in ("process_vm_readv", "process_vm_writev"):
+    _function = getattr(_libc, _name)
+    _function.restype = ctypes.c_ssize_t
+    _function.argtypes = [
+        ctypes.c_int,
+        ctypes.POINTER(_IoVec),
+        ctypes.c_ulong,
+        ctypes.POINTER(_IoVec),
+        ctypes.c_ulong,
+        ctypes.c_ulong,
+    ]
+
+
+def _copy(write: bool, pid: int, local_address: int, remote_address: int, size: int) -> None:
+    call = _libc.process_vm_writev if write else _libc.process_vm_readv
+    done = 0
+    while done < size:
+        length = min(size - done, _CHUNK)
+        local = _IoVec(local_address + done, length)
+        remote = _IoVec(remote_address + done, length)
+        moved = call(pid, ctypes.byref(local), 1, ctypes.byref(remote), 1, 0)
+        if moved <= 0:
+            code = ctypes.get_errno() if moved < 0 else errno.EFAULT
+            what = "written" if write else "read"
+            where = f"{remote_address + done:#x}"
+            raise RemoteMemoryError(
+                f"{size - done} bytes at {where} could not be {what} ({os.strerror(code)})"
+            )
+        done += moved
+
+
+def write(pid: int, address: int, local_address: int, size: int) -> None:
+    """Copy ``size`` bytes at ``local_address`` in this process to ``address`` in ``pid``."""
+    if size == 0:
+        return
+    if address <= 0 or address + size >= 1 << 64:
+        raise RemoteMemoryError(f"{address:#x} is not an address {size} bytes can go to")
+    _copy(True, pid, local_address, address, size)
+
+
+def read(pid: int, address: int, size: int) -> bytearray:
+    """``size`` bytes from ``address`` in ``pid``."""
+    buffer = bytearray(size)
+    if size == 0:
+        return buffer
+    if address <= 0 or address + size >= 1 << 64:
+        raise RemoteMemoryError(f"{address:#x} is not an address {size} bytes can come from")
+    holder = (ctypes.c_char * size).from_buffer(buffer)
+    try:
+        _copy(False, pid, ctypes.addressof(holder), address, size)
+    finally:
+        del holder
+    return buffer
