@@ -164,14 +164,15 @@ def _describe_output(value: Any) -> tuple[dict[str, Any], Any]:
 
     if type(value) is not torch.Tensor:
         return {"type": type(value).__qualname__[:100]}, value
-    if value.device.type == "cuda":
+    device = value.device.type  # where the submission left it: the check asks
+    if device == "cuda":
         value = value.detach().contiguous().cpu()
     described: dict[str, Any] = {
         "type": "Tensor",
         "shape": list(value.shape),
         "strides": list(value.stride()),
         "dtype": str(value.dtype).removeprefix("torch."),
-        "device": value.device.type,
+        "device": device,
         "address": value.data_ptr(),
     }
     return described, value
