@@ -99,10 +99,14 @@ class CallTiming:
     # for the core are not counted: that is the submission's own doing.
     excess_idle_ns: int
     claimed_ns: int  # the harness's in-process figure: a second opinion, never a score
+    # How long this (trusted) thread waited for a core inside the window: late to read
+    # ``done`` and to freeze, it stretched the window with no fault of the sandbox's.
+    our_wait_ns: int = 0
 
     def disturbed(self) -> bool:
-        """Kept off its core for a noticeable part of the call: measure it again."""
-        return self.excess_idle_ns > max(_DISTURBED_FRACTION * self.window_ns, _IDLE_SLACK_NS)
+        """Kept off its core, or we were, for a noticeable part of the call: measure again."""
+        allowed = max(_DISTURBED_FRACTION * self.window_ns, _IDLE_SLACK_NS)
+        return self.excess_idle_ns > allowed or self.our_wait_ns > allowed
 
 
 def _describe_failure(message: dict[str, Any], where: str) -> tuple[Verdict, str]:
@@ -278,6 +282,7 @@ class Grader:
         cpu_before = box.cpu_ns()
         if cpu_before - run.cpu_mark > _OUTSIDE_CPU_NS and "cpu_outside_calls" not in run.flags:
             run.flags.append("cpu_outside_calls")
+        waited = _our_run_delay_ns()
         began = time.perf_counter_ns()
         box.thaw()
         try:
@@ -295,6 +300,7 @@ class Grader:
             cpu_ns=cpu,
             excess_idle_ns=window - cpu - run.baseline_idle_ns,
             claimed_ns=int(done["ns"]),
+            our_wait_ns=_our_run_delay_ns() - waited,
         )
         return done, timing
 
@@ -506,6 +512,10 @@ class TimedPhase:
         self.student_spent = 0.0  # the limit is for the submission's own calls only
         self.times: list[float] = []
         self.claimed: list[float] = []  # the harness's own figures, a second opinion
+        # Per kept call, the net window less the time this process waited for a core in it:
+        # a busy machine that makes us late to read ``done`` and freeze inflates the window
+        # but not the harness's clock, and must not read as a forged one.
+        self.outside: list[float] = []
         self.others: dict[str, list[float]] = {name: [] for name in companions}
         self.observed = 0.0
         self.verified = 0
@@ -542,6 +552,7 @@ class TimedPhase:
         else:
             self.times.append(seconds)
             self.claimed.append(timing.claimed_ns / 1e9)
+            self.outside.append(max(timing.net_ns - timing.our_wait_ns, 0) / 1e9)
         self.observed += timing.window_ns / 1e9
         stop = bool(self.times) and (
             measure.should_stop(self.times, policy, self.student_spent, limit)
@@ -571,9 +582,10 @@ class TimedPhase:
         if summary.median_s <= _FLOOR_S:  # typically faster than a call that does nothing
             run.flags.append("implausible_speed")
         claimed = measure.summarize(self.claimed).median_s
+        outside = measure.summarize(self.outside).median_s
         # The harness's own clock may only agree or cost: claiming much less than the
         # outside clock saw means its timer or channel was tampered with.
-        if claimed < summary.median_s * _CLAIM_FLOOR - _CLAIM_SLACK_S:
+        if claimed < outside * _CLAIM_FLOOR - _CLAIM_SLACK_S:
             run.flags.append("timing_inconsistent")
         run.timings["timing_s"] = time.monotonic() - self.began
         run.correctness["timed_calls_verified"] = self.verified
@@ -598,6 +610,15 @@ class TimedPhase:
             relative_to_reference=ratio("reference"),
             speedup_vs_naive=ratio("naive"),
         )
+
+
+def _our_run_delay_ns() -> int:
+    """Nanoseconds this thread has spent runnable but waiting for a core (0 if unknown)."""
+    try:
+        with open("/proc/thread-self/schedstat", encoding="ascii") as stats:
+            return int(stats.read().split()[1])
+    except (OSError, ValueError, IndexError):
+        return 0
 
 
 def _flush_on_core(flusher: CacheFlusher, core: int | None) -> None:

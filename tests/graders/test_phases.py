@@ -8,7 +8,7 @@ from typing import Any, cast
 import pytest
 
 from graders import GraderError, arena
-from graders.phases import Grader, Outcome, Run
+from graders.phases import CallTiming, Grader, Outcome, Run
 from graders.spec import ExerciseSpec
 
 
@@ -31,3 +31,19 @@ def test_a_sandbox_that_cannot_be_paused_is_the_students_error(quick_spec: Exerc
     assert ended.value.verdict == "error"
     assert "could not be paused after your file was imported" in ended.value.message
     assert "kept forking" in ended.value.message
+
+
+def _timing(**changes: int) -> CallTiming:
+    figures = {"window_ns": 10_000_000, "net_ns": 9_000_000, "cpu_ns": 9_000_000}
+    return CallTiming(**{"excess_idle_ns": 0, "claimed_ns": 8_800_000, **figures, **changes})
+
+
+def test_a_call_is_measured_again_when_the_sandbox_or_the_grader_waited_for_a_core() -> None:
+    assert not _timing().disturbed()
+    # The sandbox sat idle (preempted) for 3 ms of a 10 ms window.
+    assert _timing(excess_idle_ns=3_000_000).disturbed()
+    # The grader itself waited 3 ms for its core before it could read `done` and freeze:
+    # the window is stretched though the sandbox did nothing wrong.
+    assert _timing(our_wait_ns=3_000_000).disturbed()
+    # Waits within the slack are the machine's ordinary jitter.
+    assert not _timing(excess_idle_ns=100_000, our_wait_ns=100_000).disturbed()
