@@ -103,16 +103,20 @@ def test_sandbox_hides_reference_network_and_privileges(graded, quick_spec) -> N
             facts["usr_writable"] = True
         except OSError:
             facts["usr_writable"] = False
-        # System trees (and merged-/usr's links to them) hold no course files; walking them
-        # cold can take longer than the import limit.
+        # System trees (and merged-/usr's links to them) hold no course files, and walking
+        # them cold can outlast the import limit: prune them, do not just filter them out.
         system = ("/proc", "/sys", "/dev", "/usr", "/lib", "/lib64", "/bin", "/sbin")
         prefixes = {sys_prefixes!r}
-        facts["found_reference_files"] = [
-            os.path.join(d, f) for d, _, fs in os.walk("/")
-            if not d.startswith(system) and not any(d.startswith(p) for p in prefixes)
-            for f in fs + [os.path.basename(d)]
-            if f in ("reference.py", "naive.py", "exercise.toml", "vector-add")
-        ]
+        found = []
+        for d, subdirs, fs in os.walk("/"):
+            subdirs[:] = [
+                s for s in subdirs
+                if not os.path.join(d, s).startswith(system)
+                and not any(os.path.join(d, s).startswith(p) for p in prefixes)
+            ]
+            found += [os.path.join(d, f) for f in fs + [os.path.basename(d)]
+                      if f in ("reference.py", "naive.py", "exercise.toml", "vector-add")]
+        facts["found_reference_files"] = found
         print("FACTS" + json.dumps(facts))
 
         def vector_add(a, b):
