@@ -11,10 +11,12 @@ from the frozen sandbox's memory before it decides whether to check it.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import statistics
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -76,7 +78,7 @@ class Run:
     flags: list[str] = field(default_factory=list)
     disturbed: list[float] = field(default_factory=list)  # preempted calls, kept aside
     device_name: str | None = None  # as the harness reported it (the GPU's name on CUDA)
-    host_pid: int | None = None  # the harness's pid outside the sandbox's pid namespace
+    host_pid: int = 0  # the harness's pid outside the sandbox's pid namespace (set by start)
     inputs_address: int = 0  # where the harness reserved the region the inputs are copied to
     baseline_ns: int = 0  # the median window of an empty call, measured before import
     baseline_idle_ns: int = 0  # the median wall time an empty call's sandbox sat idle
@@ -306,10 +308,8 @@ class Grader:
 
     def place_inputs(self, run: Run, layout: list[dict[str, Any]], where: str) -> None:
         """Copy the staged inputs into the frozen sandbox's input region."""
-        try:
-            self.arena.place(layout, run.host_pid or 0, run.inputs_address)
-        except arena.Unplaceable as exc:
-            raise Outcome("error", _unplaceable(where, exc)) from None
+        with _region_reachable(where):
+            self.arena.place(layout, run.host_pid, run.inputs_address)
 
     def verify(
         self,
@@ -339,10 +339,8 @@ class Grader:
             raise Outcome("wrong", f"Wrong result {where}: {result.message}", comparison=result)
         if not self.spec.allow_input_mutation:
             names = [item["name"] for item in layout]
-            try:
-                placed = self.arena.placed(layout, run.host_pid or 0, run.inputs_address)
-            except arena.Unplaceable as exc:
-                raise Outcome("error", _unplaceable(where, exc)) from None
+            with _region_reachable(where):
+                placed = self.arena.placed(layout, run.host_pid, run.inputs_address)
             now = dict(zip(names, placed, strict=True))
             changed = correctness.mutated_input(originals, now, names)
             if changed:
@@ -367,10 +365,11 @@ class Grader:
             raise GraderError(f"the sandbox did not start ({exc!r}): {stderr}") from None
         if hello["op"] != "hello":
             raise GraderError(f"the harness failed before any student code ran: {hello}")
-        run.host_pid = run.session.process.host_pid(hello["pid"])
-        run.inputs_address = hello["inputs_address"]
-        if run.host_pid is None:
+        host_pid = run.session.process.host_pid(hello["pid"])
+        if host_pid is None:
             raise GraderError("the harness's process could not be found from outside")
+        run.host_pid = host_pid
+        run.inputs_address = hello["inputs_address"]
         run.timings["sandbox_start_s"] = time.monotonic() - started
         run.device_name = hello["device_name"]
         run.containment.freeze()
@@ -635,11 +634,17 @@ def _flush_on_core(flusher: CacheFlusher, core: int | None) -> None:
         os.sched_setaffinity(0, previous)
 
 
-def _unplaceable(where: str, exc: Exception) -> str:
-    return (
-        f"The grader could not copy the inputs into your program's memory {where} ({exc}). "
-        "Do not unmap, protect or replace memory your program did not allocate."
-    )
+@contextlib.contextmanager
+def _region_reachable(where: str) -> Iterator[None]:
+    """The sandbox made its input region unreachable: its own doing, so its ``error``."""
+    try:
+        yield
+    except arena.Unplaceable as exc:
+        raise Outcome(
+            "error",
+            f"The grader could not copy the inputs into your program's memory {where} "
+            f"({exc}). Do not unmap, protect or replace memory your program did not allocate.",
+        ) from None
 
 
 def comparison_fields(result: correctness.Comparison | None) -> dict[str, Any]:
