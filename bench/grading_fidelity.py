@@ -254,45 +254,53 @@ def _spin(core: int) -> subprocess.Popen[bytes]:
 
 
 def under_load(repetitions: int, budget_s: float) -> dict[str, Any]:
-    """Each honest sample graded up to ``repetitions`` times with the other core busy;
-    a sample gets fewer (at least 2) when its first grading says the repetitions would
-    not fit its share of what is left of ``budget_s``."""
+    """Every honest sample graded in rounds, one grading of each per round, with the other
+    core busy: ``repetitions`` rounds, or as many as ``budget_s`` allows (a round is not
+    started when the last one says it would not fit). Rounds, not one sample after the
+    other, so that each sample gets as many gradings and all see the same minutes."""
     grading_core = pick_core(SLOT)
     others = sorted(os.sched_getaffinity(0) - {grading_core})
-    samples = honest_samples()
+    samples = [(e, s, _needs_compare(e)) for e, s in honest_samples()]
+    graded: dict[tuple[str, str], list[dict[str, Any]]] = {(e, s): [] for e, s, _ in samples}
     began = time.monotonic()
     spinners = [_spin(core) for core in others]
-    rows = []
     try:
         time.sleep(0.5)
-        for index, (exercise, sample) in enumerate(samples):
-            compare = _needs_compare(exercise)
-            # What is left of the budget, shared by the samples still to grade.
-            share = (budget_s - (time.monotonic() - began)) / (len(samples) - index)
-            graded = [_grade(exercise, sample, compare)]
-            wanted = max(2, min(repetitions, int(share / max(graded[0]["wall_s"], 0.1))))
-            graded += [_grade(exercise, sample, compare) for _ in range(wanted - 1)]
-            flagged = [g["flags"] for g in graded if g["flags"]]
-            wrong = [f"{g['verdict']}: {g['message']}" for g in graded if g["verdict"] != "correct"]
-            medians = [g["median_s"] for g in graded if g["median_s"] is not None]
-            rows.append(
-                {
-                    "exercise": exercise,
-                    "sample": sample,
-                    "compare": compare,
-                    "gradings": len(graded),
-                    "flagged": len(flagged),
-                    "flags": sorted({f for flags in flagged for f in flags}),
-                    "not_correct": wrong,
-                    "median_of_medians_s": statistics.median(medians) if medians else None,
-                    "mean_wall_s": statistics.fmean(g["wall_s"] for g in graded),
-                }
+        for round_index in range(repetitions):
+            round_began = time.monotonic()
+            for exercise, sample, compare in samples:
+                graded[exercise, sample].append(_grade(exercise, sample, compare))
+            spent = time.monotonic() - began
+            print(
+                f"  load: round {round_index + 1} in {time.monotonic() - round_began:.0f} s",
+                flush=True,
             )
-            print(f"  load: {rows[-1]}", flush=True)
+            if spent + (time.monotonic() - round_began) > budget_s:
+                break
     finally:
         for spinner in spinners:
             spinner.kill()
             spinner.wait()
+    rows = []
+    for exercise, sample, compare in samples:
+        done = graded[exercise, sample]
+        flagged = [g["flags"] for g in done if g["flags"]]
+        medians = [g["median_s"] for g in done if g["median_s"] is not None]
+        rows.append(
+            {
+                "exercise": exercise,
+                "sample": sample,
+                "compare": compare,
+                "gradings": len(done),
+                "flagged": len(flagged),
+                "flags": sorted({f for flags in flagged for f in flags}),
+                "not_correct": [
+                    f"{g['verdict']}: {g['message']}" for g in done if g["verdict"] != "correct"
+                ],
+                "median_of_medians_s": statistics.median(medians) if medians else None,
+                "mean_wall_s": statistics.fmean(g["wall_s"] for g in done),
+            }
+        )
     return {"grading_core": grading_core, "loaded_cores": others, "samples": rows}
 
 
@@ -527,8 +535,8 @@ def markdown(r: dict[str, Any]) -> list[str]:
             f"{total} gradings in {load.get('budget_s', 660.0) / 60:.0f} minutes, "
             f"**{flagged} with a flag, {bad} with a verdict other than `correct`**."
             + (
-                f" Fewer than 20 repetitions for {short} (each sample got an equal share of "
-                "what was left of the budget, sized from its first grading's wall time)."
+                f" Fewer than 20 repetitions for {short} (one grading of each sample per "
+                "round; the budget ran out before 20 rounds)."
                 if short
                 else " Every sample was graded 20 times."
             ),
