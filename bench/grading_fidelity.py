@@ -425,6 +425,11 @@ def _target(value: float | None, limit: float) -> str:
     return "met" if value <= limit else f"**missed** by {(value - limit) * 100:.1f} points"
 
 
+def _notes(r: dict[str, Any], part: str) -> list[str]:
+    """The paragraphs written by hand for ``part``, each after a blank line."""
+    return [line for note in r.get("notes", {}).get(part, []) for line in ("", note)]
+
+
 def markdown(r: dict[str, Any]) -> list[str]:
     """The doc's section; a part not in ``r`` (never measured) is left out."""
     box = r["machine"]
@@ -481,7 +486,7 @@ def markdown(r: dict[str, Any]) -> list[str]:
                 for row in fid
             )
             + ".",
-            *(["", *r["notes"]["fidelity"]] if r.get("notes", {}).get("fidelity") else []),
+            *_notes(r, "fidelity"),
             "",
         ]
     if stab:
@@ -499,7 +504,7 @@ def markdown(r: dict[str, Any]) -> list[str]:
             f"{(stab['timer_cpu_cv'] or 0) * 100:.1f}% (its own CV per call within a pass: "
             f"{stab['timer_call_cv'] * 100:.1f}%); grader / Timer "
             f"{stab['ratio_flushed_cpu']:.3f}.",
-            *(["", *r["notes"]["stability"]] if r.get("notes", {}).get("stability") else []),
+            *_notes(r, "stability"),
             "",
         ]
     if load:
@@ -564,7 +569,8 @@ def markdown(r: dict[str, Any]) -> list[str]:
             "",
         ]
     lines += [
-        *([*r["notes"]["general"], ""] if r.get("notes", {}).get("general") else []),
+        *_notes(r, "general")[1:],
+        *([""] if _notes(r, "general") else []),
         "Machine (`lscpu | head -20`):",
         "",
         "```",
