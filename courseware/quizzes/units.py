@@ -1,9 +1,11 @@
 """Units a numeric answer may carry, and how they convert.
 
 Each unit belongs to one dimension and has a factor to that dimension's base unit (seconds,
-bytes, bytes per second, FLOPs, FLOP/s, FLOP per byte, plain ratio). A question declares the
-unit its answer is expressed in; a student may write any unit of the same dimension.
+bytes, bytes per second, FLOPs, FLOP/s, FLOP per byte, clock cycles, plain ratio). A question
+declares the unit its answer is expressed in; a student may write any unit of the same dimension.
 Byte prefixes are decimal (1 GB = 1e9 B), as on GPU datasheets; KiB/MiB/GiB are binary.
+Chinese spellings are accepted wherever the zh texts use them ("年", "倍", "FLOP/字节"), since a
+student copies the unit the question and its explanation show.
 """
 
 from __future__ import annotations
@@ -20,14 +22,19 @@ class Unit:
 
 # Names students will understand in a message ("a size", "a time").
 DIMENSION_NAMES = {
-    "time": "a time (s, ms, us, ns)",
+    "time": "a time (s, ms, us, ns, days, years)",
     "bytes": "a size (B, KB, MB, GB, TB)",
     "bandwidth": "a bandwidth (GB/s, TB/s)",
     "flop": "a count of operations (FLOP, MFLOP, GFLOP)",
     "flop_rate": "a compute rate (TFLOP/s, TFLOPS)",
     "intensity": "an arithmetic intensity (FLOP/B)",
+    "cycles": "a number of clock cycles (cycles)",
     "ratio": "a ratio (%, x)",
 }
+
+# The quiz's year is the Julian one its questions state (365.25 days).
+_DAY_S = 24 * 3600.0
+_YEAR_S = 365.25 * _DAY_S
 
 _DECIMAL = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
 _BINARY = {"Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40}
@@ -45,8 +52,22 @@ def _table() -> dict[str, Unit]:
             "毫秒": Unit("time", 1e-3),
             "微秒": Unit("time", 1e-6),
             "纳秒": Unit("time", 1e-9),
+            "h": Unit("time", 3600.0),
+            "hour": Unit("time", 3600.0),
+            "hours": Unit("time", 3600.0),
+            "小时": Unit("time", 3600.0),
+            "day": Unit("time", _DAY_S),
+            "days": Unit("time", _DAY_S),
+            "天": Unit("time", _DAY_S),
+            "year": Unit("time", _YEAR_S),
+            "years": Unit("time", _YEAR_S),
+            "yr": Unit("time", _YEAR_S),
+            "yrs": Unit("time", _YEAR_S),
+            "年": Unit("time", _YEAR_S),
         }
     )
+    for word in ("cycle", "cycles", "clk", "周期", "个周期"):
+        units[word] = Unit("cycles", 1.0)
     for prefix, factor in {**_DECIMAL, **_BINARY}.items():
         units[prefix + "B"] = Unit("bytes", factor)
         units[prefix + "B/s"] = Unit("bandwidth", factor)
@@ -56,12 +77,16 @@ def _table() -> dict[str, Unit]:
     units["%"] = Unit("ratio", 0.01)
     units["x"] = Unit("ratio", 1.0)
     units["×"] = Unit("ratio", 1.0)
+    # "16 倍" (times) is how the zh explanations print a ratio; "13 次" answers "多少次".
+    units["倍"] = Unit("ratio", 1.0)
+    units["次"] = Unit("ratio", 1.0)
     return units
 
 
 _UNITS = _table()
-# FLOP spellings are matched case-insensitively: "TFLOPS", "tflop/s", "MFLOPs", "flop/byte".
-_FLOP = re.compile(r"^(?P<prefix>[kmgtp]?)flop(?P<s>s?)(?P<per>/s|/b|/byte)?$", re.IGNORECASE)
+# FLOP spellings are matched case-insensitively: "TFLOPS", "tflop/s", "MFLOPs", "flop/byte",
+# and "FLOP/字节" as the zh prompts write the intensity.
+_FLOP = re.compile(r"^(?P<prefix>[kmgtp]?)flop(?P<s>s?)(?P<per>/s|/b|/byte|/字节)?$", re.IGNORECASE)
 
 
 def lookup(text: str, *, expected: str | None = None) -> Unit | None:
@@ -79,7 +104,7 @@ def lookup(text: str, *, expected: str | None = None) -> Unit | None:
     per = (match["per"] or "").lower()
     if per == "/s":
         return Unit("flop_rate", factor)
-    if per in ("/b", "/byte"):
+    if per in ("/b", "/byte", "/字节"):
         return Unit("intensity", factor)
     if match["s"] and expected == "flop_rate":
         return Unit("flop_rate", factor)
