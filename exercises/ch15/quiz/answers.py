@@ -22,38 +22,52 @@ DTYPES = [
 
 DTYPES_WITH_FP8 = [*DTYPES, {"name": "fp8", "bytes": 1}]
 
-# Latency in cycles per level (A100-class), the basis of the chapter's relative costs.
+# Latency in cycles per level (A100-class), the basis of the chapter's relative costs. The zh
+# names carry the spaces they need next to Chinese text ("一次 shared memory 访问"), so the
+# questions can write "一次{level[zh]}访问" for every level.
 LEVELS = [
     {"en": "a register", "zh": "寄存器", "cycles": 1},
-    {"en": "shared memory", "zh": "shared memory", "cycles": 30},
-    {"en": "the L2 cache", "zh": "L2 缓存", "cycles": 200},
+    {"en": "shared memory", "zh": " shared memory ", "cycles": 30},
+    {"en": "the L2 cache", "zh": " L2 缓存", "cycles": 200},
 ]
 
-# Profiling observations and the action each one calls for (choice ids of that question).
+# Profiling observations and the action each one calls for (choice ids of that question). Each
+# observation rules out the other actions: where fusion is the answer the batch already fills
+# memory, the bandwidth-bound kernel is already fused and has no matmul for Tensor Cores, the
+# matmuls that miss the Tensor Cores are large, and so on.
 OBSERVATIONS = [
-    {"en": "thousands of tiny kernels with the time spread thinly across them",
-     "zh": "成千上万个很小的 kernel，时间零散地分布在它们之间", "action": "fuse"},
-    {"en": "HBM bandwidth near its peak while the SMs' arithmetic units sit mostly idle",
-     "zh": "HBM 带宽接近峰值，而 SM 的运算单元大部分时间空闲", "action": "traffic"},
-    {"en": "matrix multiplications that barely use the Tensor Cores",
-     "zh": "矩阵乘几乎没有用上 Tensor Core", "action": "dtype"},
+    {"en": "thousands of short element-wise kernels in a row (bias add, GELU, dropout, ...), each "
+           "reading and writing whole activations, while the batch already fills the GPU's memory",
+     "zh": "成千上万个很短的逐元素 kernel 接连运行（加偏置、GELU、dropout……），"
+           "每个都要读写整份激活值，而 batch 已经占满了显存", "action": "fuse"},
+    {"en": "a single large kernel, already fused and with no matrix multiplication in it, that "
+           "reads every input value from HBM dozens of times: HBM bandwidth is near its peak "
+           "while the arithmetic units sit mostly idle",
+     "zh": "一个已经融合好的大 kernel（其中没有矩阵乘）把每个输入值从 HBM 读取几十次："
+           "HBM 带宽接近峰值，运算单元却大多空闲", "action": "traffic"},
+    {"en": "large matrix multiplications, in fp32, that barely use the Tensor Cores",
+     "zh": "以 fp32 运行的大矩阵乘几乎没有用上 Tensor Core", "action": "dtype"},
     {"en": "long stretches where the GPU waits for gradients from other GPUs",
      "zh": "GPU 长时间在等待其他 GPU 传来的梯度", "action": "comm"},
-    {"en": "a batch so small that the GPU is never kept busy",
-     "zh": "batch 太小，GPU 始终吃不满", "action": "batch"},
+    {"en": "a batch that uses a tenth of the GPU's memory, so that even the largest matrix "
+           "multiplications leave most SMs idle",
+     "zh": "batch 只用了十分之一的显存，连最大的矩阵乘都让大部分 SM 闲着", "action": "batch"},
 ]  # fmt: skip
 
-# Parts of a Transformer and which side of the ridge they sit on in training.
-PARTS = [
-    {"en": "the QKV projection", "zh": "QKV 投影", "bound": "compute"},
-    {"en": "the feed-forward (FFN) matmuls", "zh": "前馈网络（FFN）中的矩阵乘", "bound": "compute"},
-    {"en": "the LM head projection", "zh": "LM Head 投影", "bound": "compute"},
-    {"en": "LayerNorm", "zh": "LayerNorm", "bound": "memory"},
-    {"en": "softmax over attention scores", "zh": "注意力分数上的 softmax", "bound": "memory"},
-    {"en": "dropout", "zh": "dropout", "bound": "memory"},
-    {"en": "one decoding step of autoregressive generation at batch 1",
-     "zh": "batch 为 1 时自回归生成的一个解码步", "bound": "memory"},
+# Settings of question 33. "memory" lists the parts (choice ids) that are memory-bound there: in
+# training the projections are large GEMMs; in a batch-1 decoding step every weight matrix
+# multiplies one token's vector (about 1 FLOP per weight byte), so everything waits on memory.
+SETTINGS = [
+    {"en": "in a training step with a large batch",
+     "zh": "在大 batch 的训练步中",
+     "memory": ["layernorm", "softmax"]},
+    {"en": "in one step of autoregressive decoding at batch 1 (inference: one new token per step)",
+     "zh": "在 batch 为 1 的自回归解码的一步中（推理：每步生成一个新 token）",
+     "memory": ["qkv", "ffn", "lm-head", "layernorm", "softmax"]},
 ]  # fmt: skip
+
+# Question 16's choices: the GPUS entries it lists, by choice id.
+GPU_CHOICES = {"a100": "A100", "h100": "H100", "h200": "H200"}
 
 SECONDS_PER_YEAR = 365.25 * 24 * 3600
 
@@ -62,11 +76,26 @@ def ridge(gpu: dict) -> float:
     return gpu["tflops"] * 1e12 / (gpu["bw_tbs"] * 1e12)
 
 
+# What a GPU cluster makes of the same work: an A100 (312 TFLOP/s dense bf16) at a typical 40%
+# utilisation, on 64 of them. 1B parameters on 1T tokens is then about 9 days.
+A100_SUSTAINED = 0.4 * 312e12
+CLUSTER_GPUS = 64
+
+
 def training_years(v: dict) -> dict:
     flops = 6 * v["params_b"] * 1e9 * v["tokens_t"] * 1e12
     seconds = flops / (v["rate"] * 1e12)
     years = seconds / SECONDS_PER_YEAR
-    return {"answer": years, "wrong": [years / 3, years * 2], "flops": flops, "seconds": seconds}
+    gpu_days = flops / A100_SUSTAINED / 86400
+    return {
+        "answer": years,
+        "wrong": [years / 3, years * 2],
+        "flops": flops,
+        "seconds": seconds,
+        "gpu_days": gpu_days,
+        "cluster_days": gpu_days / CLUSTER_GPUS,
+        "cluster_gpus": CLUSTER_GPUS,
+    }
 
 
 def bandwidth_ratio(v: dict) -> dict:
@@ -116,9 +145,11 @@ def attainable(v: dict) -> dict:
     }
 
 
-def bound_kind(v: dict) -> dict:
-    r = ridge(v["gpu"])
-    return {"answer": "memory" if v["ai"] < r else "compute", "ridge": r}
+def memory_bound_gpus(v: dict) -> dict:
+    by_name = {gpu["name"]: gpu for gpu in GPUS}
+    ridges = {cid: ridge(by_name[name]) for cid, name in GPU_CHOICES.items()}
+    below = [cid for cid, r in ridges.items() if v["ai"] < r]
+    return {"answer": below or ["none"], **{f"{cid}_ridge": r for cid, r in ridges.items()}}
 
 
 def _layernorm(v: dict) -> dict:
@@ -200,5 +231,5 @@ def profiling_action(v: dict) -> dict:
     return {"answer": v["obs"]["action"]}
 
 
-def transformer_bound(v: dict) -> dict:
-    return {"answer": v["part"]["bound"]}
+def memory_bound_parts(v: dict) -> dict:
+    return {"answer": v["setting"]["memory"]}
