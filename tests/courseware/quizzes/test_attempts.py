@@ -104,11 +104,11 @@ def test_multiple_choice_is_all_or_nothing(cast: Cast) -> None:
     ).is_correct
 
 
-def test_a_parameterized_single_choice_follows_the_drawn_gpu(cast: Cast) -> None:
-    key = "16-roofline-bound"
+def test_a_parameterized_single_choice_follows_the_drawn_observation(cast: Cast) -> None:
+    key = "31-profiling-checklist"
     right = right_answer(cast.alice, key)
     assert answer(cast.alice, key, right).is_correct
-    wrong = "compute" if right_answer(cast.bob, key) == "memory" else "memory"
+    wrong = "batch" if right_answer(cast.bob, key) != "batch" else "fuse"
     assert not answer(cast.bob, key, wrong).is_correct
 
 
