@@ -1,7 +1,11 @@
-"""The chapter 15 fusion notebook: its own solution passes, the blank release does not."""
+"""The chapter 15 fusion notebook: its own solution passes, the blank release does not, and an
+answer that is not fused (eager PyTorch runs one pass per operator) loses the fusion points."""
 
 from __future__ import annotations
 
+import json
+
+import nbformat
 import pytest
 
 from graders.notebooks import NotebookExerciseSpec, load_notebook_exercise
@@ -10,10 +14,40 @@ from .conftest import REPO, cell, solved_release, student_visible
 
 FUSION = REPO / "exercises" / "ch15" / "fusion-notebook"
 
+# The old solution: one expression, still three eager operators over whole tensors.
+ONE_EXPRESSION = """def fused_block(x, bias, residual):
+    return F.gelu(x + bias) + residual
+"""
+# One full-size tensor, reused in place: no extra allocation, but still three passes.
+IN_PLACE = """def fused_block(x, bias, residual):
+    out = x + bias
+    torch.ops.aten.gelu_(out)
+    return out.add_(residual)
+"""
+# Blocked another way than the solution: split views and a copy into each output block.
+SPLIT_BLOCKS = """def fused_block(x, bias, residual):
+    width = x.shape[-1]
+    rows = max(1, MAX_BLOCK // width)
+    out = torch.empty_like(x)
+    pieces = zip(x.reshape(-1, width).split(rows), residual.reshape(-1, width).split(rows),
+                 out.view(-1, width).split(rows))
+    for xs, rs, outs in pieces:
+        outs.copy_(F.gelu(xs + bias) + rs)
+    return out
+"""
+
 
 @pytest.fixture(scope="module")
 def fusion() -> NotebookExerciseSpec:
     return load_notebook_exercise(FUSION)
+
+
+def with_fused(spec: NotebookExerciseSpec, source: str) -> bytes:
+    """The solved release with ``source`` as the answer to task 3."""
+    nb = nbformat.reads(solved_release(spec).decode(), as_version=4)
+    (answer,) = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "fused"]
+    answer.source = source
+    return nbformat.writes(nb).encode()
 
 
 def test_solution_scores_all_autograded_points_and_waits_for_a_person(graded, fusion) -> None:
@@ -25,6 +59,7 @@ def test_solution_scores_all_autograded_points_and_waits_for_a_person(graded, fu
     assert report["needs_manual_grade"] is True
     assert cell(report, "explain")["needs_manual_grade"] is True
     assert "fused_block matches unfused_block" in cell(report, "test-fused")["output"]
+    assert cell(report, "test-fused-hidden")["passed"] is True
     assert "7 / 3" not in student_visible(report)
 
 
@@ -34,3 +69,38 @@ def test_blank_release_scores_nothing(graded, fusion) -> None:
     assert report["score"] == 0
     assert report["needs_manual_grade"] is False  # the explanation was left as released
     assert "NotImplementedError" in cell(report, "test-fused")["output"]
+
+
+@pytest.mark.parametrize("source", [ONE_EXPRESSION, IN_PLACE], ids=["one-expression", "in-place"])
+def test_an_unfused_answer_loses_the_fusion_points(graded, fusion, source: str) -> None:
+    report = graded(with_fused(fusion, source), fusion)
+    assert report["verdict"] == "wrong"
+    # Its values are right, so the value test passes; the one-pass test does not.
+    assert cell(report, "test-fused")["passed"] is True
+    assert cell(report, "test-fused-hidden")["passed"] is False
+    assert report["score"] == 6 - cell(report, "test-fused-hidden")["max_score"] == 4
+
+
+def test_a_blocked_answer_written_another_way_scores_full_marks(graded, fusion) -> None:
+    report = graded(with_fused(fusion, SPLIT_BLOCKS), fusion)
+    assert report["verdict"] == "correct", report["message"]
+    assert report["score"] == 6
+
+
+def test_task_3_says_eager_pytorch_does_not_fuse(fusion) -> None:
+    source = nbformat.read(fusion.source_path, as_version=4)
+    task = next(c.source for c in source.cells if c.metadata.nbgrader["grade_id"] == "task-fuse")
+    assert "no named intermediates" not in task
+    assert "Eager PyTorch runs" in task and "fuses nothing" in task
+    assert "eager 模式" in task and "不会融合" in task
+    # The released answer cell keeps the function to fill in.
+    release = nbformat.reads(fusion.release.decode(), as_version=4)
+    answer = next(c.source for c in release.cells if c.metadata.nbgrader["grade_id"] == "fused")
+    assert answer.startswith("def fused_block(x, bias, residual):")
+    assert "raise NotImplementedError()" in answer
+
+
+def test_the_notebook_uses_the_courses_terms() -> None:
+    text = json.dumps(json.loads((FUSION / "fusion.ipynb").read_text()), ensure_ascii=False)
+    assert "屋顶线" not in text and "核函数" not in text
+    assert "Roofline 模型" in text
