@@ -18,11 +18,17 @@ def assert_valid(report: dict) -> None:
 
 
 @pytest.mark.parametrize("sample", sorted(EXPECTED))
-def test_samples_match_expected(graded, sample: str) -> None:
+def test_samples_match_expected(graded, quick_spec, sample: str) -> None:
     report = graded(f"{sample}.py")
     want = EXPECTED[sample]
     assert report["verdict"] == want["verdict"], report["message"]
     low, high = want["score"]
+    if want["verdict"] == "correct":
+        # A correct grading's performance points are a timing: its expected range is checked
+        # by `python -m graders validate --perf`, never by a test. Here: all the correctness
+        # points, and no more than the exercise's maximum.
+        low = quick_spec.scoring.correctness_points
+        high = quick_spec.max_score
     assert low <= report["score"] <= high
     assert_valid(report)
     if report["verdict"] != "correct":
