@@ -628,8 +628,12 @@ class Signals(Containment):
             before = self._tree()
             _signal_all(before, signal.SIGSTOP)
             after = self._tree()
-            # Stable (no fork slipped in between the two listings) and every task stopped.
-            if before == after and all(self._stopped(pid) for pid in after):
+            # A SIGSTOP does not abort a fork already under way, so a child can appear after
+            # its parent was signalled, even after the second listing. Once every process
+            # listed reads stopped, none can fork any more: a third listing that still
+            # matches proves nothing slipped in. (New threads join a group stop themselves.)
+            settled = before == after and all(self._stopped(pid) for pid in after)
+            if settled and self._tree() == after:
                 return
             if time.monotonic() > deadline:
                 raise self.freeze_failed("its processes kept changing or would not stop")
