@@ -239,10 +239,14 @@ class ExerciseSpec:
         return float(self.scoring.correctness_points + self.scoring.performance_points)
 
     def prompt(self, lang: str = "en") -> str:
-        path = self.path / f"prompt.{lang}.md"
-        if not path.is_file():
-            path = self.path / "prompt.en.md"
-        return path.read_text(encoding="utf-8")
+        """The prompt in ``lang`` (a language code such as ``zh-hans``), else in its primary
+        language (``prompt.zh.md``), else in English."""
+        lang = lang.lower()
+        for code in (lang, lang.split("-")[0], "en"):
+            path = self.path / f"prompt.{code}.md"
+            if path.is_file():
+                return path.read_text(encoding="utf-8")
+        return (self.path / "prompt.en.md").read_text(encoding="utf-8")
 
     # Paths for the trusted engine only; the code itself is never attached to the spec.
     @property

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 
-import mistune
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -17,17 +16,10 @@ from django.views.decorators.http import require_http_methods
 from courseware.accounts.auth import AuthenticatedHttpRequest
 from courseware.courses.models import ItemKind
 from courseware.courses.selectors import item_get_published, item_list_published, user_is_staff_of
+from courseware.markdown import render_markdown, without_title
 from courseware.refusals import Refused
 from courseware.submissions import selectors, services
 from graders import SpecError, load_exercise
-
-_markdown = mistune.create_markdown(escape=True, plugins=["table", "strikethrough"])
-
-
-def _without_title(markdown: str) -> str:
-    """The page already shows the exercise's title; drop the prompt's own leading heading."""
-    first, _, rest = markdown.lstrip().partition("\n")
-    return rest if first.startswith("# ") else markdown
 
 
 @login_required
@@ -81,7 +73,7 @@ def exercise_detail(request: AuthenticatedHttpRequest, slug: str) -> HttpRespons
         try:
             spec = load_exercise(settings.GRADERS_EXERCISES_ROOT / item.source_path)
             # mistune's HTML renderer returns text (its AST renderer would return a list).
-            prompt_html = str(_markdown(_without_title(spec.prompt(get_language() or "en"))))
+            prompt_html = render_markdown(without_title(spec.prompt(get_language() or "en")))
             starter = spec.starter
         except SpecError as exc:
             messages.warning(request, _("This exercise's files have a problem: %s") % exc)
