@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export DJANGO_SETTINGS_MODULE ?= config.settings.local
 
-.PHONY: install run test test-embedded-e2e bench reliability lint migrate
+.PHONY: install browser run test test-embedded-e2e bench reliability lint migrate
 
 $(STAMP): pyproject.toml requirements.lock
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -22,9 +22,19 @@ run: migrate
 	$(BIN)/python manage.py seed_demo
 	$(BIN)/python scripts/run_local.py
 
+# The browser tests drive Debian's chromium through Playwright (never a browser Playwright
+# downloads), with CJK fonts so Chinese pages render as text in the screenshots. Needs root
+# (or sudo) the first time on a machine.
+browser:
+	@if ! command -v chromium >/dev/null || ! fc-list 2>/dev/null | grep -qi "noto sans cjk"; then \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq \
+			--no-install-recommends chromium fonts-noto-cjk; \
+	fi
+
 # The whole suite on whatever DATABASE_URL/REDIS_URL say; where they point at servers, the
 # end-to-end tests run a second time on the embedded defaults (SQLite, filesystem broker).
-test: install
+test: install browser
 	DJANGO_SETTINGS_MODULE=config.settings.test $(BIN)/python -m pytest
 	@if [ -n "$$DATABASE_URL$$REDIS_URL" ]; then $(MAKE) --no-print-directory test-embedded-e2e; fi
 
