@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -12,14 +13,15 @@ from django.contrib.auth.models import User
 from django.db.models import Max
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from courseware.courses.models import Enrolment, Item, ItemKind, Offering, Role
 from courseware.courses.selectors import enrolment_for_item, policy_for, user_is_staff_of
 from courseware.quizzes import variants
 from courseware.quizzes.content import quiz_spec_for
 from courseware.quizzes.models import Attempt, Question, Quiz, QuizSettings, RevealMode
+from courseware.quizzes.spec import Choice, QuizSpec, render
 from courseware.quizzes.spec import Question as QuestionSpec
-from courseware.quizzes.spec import QuizSpec, render
 
 
 @dataclass(frozen=True)
@@ -95,6 +97,22 @@ def quiz_get_published(*, slug: str) -> Item | None:
     )
 
 
+def quiz_asking_question(*, key: str, excluding: str) -> Item | None:
+    """A published quiz other than `excluding` that asks question `key`: where to send a
+    student whose answer reached the wrong quiz."""
+    return (
+        Item.objects.filter(
+            kind=ItemKind.QUIZ,
+            is_published=True,
+            quiz__questions__key=key,
+            quiz__questions__is_active=True,
+        )
+        .exclude(slug=excluding)
+        .order_by("chapter", "slug")
+        .first()
+    )
+
+
 def _lang(language: str | None) -> str:
     return "zh" if language and language.startswith("zh") else "en"
 
@@ -107,6 +125,19 @@ class AttemptView:
     score: Decimal
     is_late: bool
     created_at: datetime
+    # The options picked, as (letter, text) the way the student saw them; empty for a number.
+    chosen: list[tuple[str, str]] = field(default_factory=list)
+    # Asked with other numbers than the question now shows (a parametrised question redrawn).
+    other_numbers: bool = False
+
+
+# Where a student stands on a question, as the page's navigator shows it.
+STATUS_LABELS = {
+    "unanswered": gettext_lazy("not answered"),
+    "right": gettext_lazy("right"),
+    "wrong": gettext_lazy("not right, try again"),
+    "exhausted": gettext_lazy("out of attempts"),
+}
 
 
 @dataclass
@@ -129,11 +160,26 @@ class QuestionState:
     revealed: bool
     explanation: str | None = None
     answer_text: str | None = None
+    # The last answer was wrong and the next try asks with freshly drawn numbers.
+    new_numbers: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def attempts_used(self) -> int:
         return len(self.attempts)
+
+    @property
+    def status(self) -> str:
+        """One of STATUS_LABELS' keys."""
+        if self.solved:
+            return "right"
+        if not self.attempts:
+            return "unanswered"
+        return "wrong" if self.attempts_left else "exhausted"
+
+    @property
+    def status_label(self) -> str:
+        return str(STATUS_LABELS[self.status])
 
     @property
     def attempts_left(self) -> int:
@@ -169,6 +215,35 @@ def _why_not(policy: QuizPolicy, now: datetime, enrolled: bool) -> str:
     return ""
 
 
+def _as_json(variables: dict[str, Any]) -> Any:
+    """The variables as an Attempt stores them (JSON), so a fresh draw compares equal."""
+    return json.loads(json.dumps(variables))
+
+
+def _worded(text: str, variables: dict[str, Any]) -> str:
+    """An option's text with an old attempt's numbers; the bare template if the quiz has been
+    edited since and those numbers no longer fit it (the history must still show)."""
+    try:
+        return render(text, variables)
+    except (KeyError, IndexError, ValueError, TypeError, AttributeError):
+        return text
+
+
+def _chosen(order: list[Choice], attempt: Attempt, lang: str) -> list[tuple[str, str]]:
+    """The options an attempt picked, lettered in the student's order and worded with the
+    numbers of that attempt. An id no longer in the quiz's files is shown as it was stored."""
+    if not isinstance(attempt.answer, list):
+        return []
+    picked = set(attempt.answer)
+    shown = [
+        (chr(ord("A") + i), _worded(c.text[lang], attempt.variables))
+        for i, c in enumerate(order)
+        if c.id in picked
+    ]
+    known = {c.id for c in order}
+    return shown + [("?", str(cid)) for cid in attempt.answer if cid not in known]
+
+
 def question_state(
     *,
     spec: QuizSpec,
@@ -199,6 +274,7 @@ def question_state(
             question=question, user_id=user.pk, quiz_slug=spec.slug, attempt=len(attempts) + 1
         )
     order = variants.choice_order(question=question, user_id=user.pk, quiz_slug=spec.slug)
+    shown_numbers = _as_json(variables)
     why_not = closed_reason
     if not why_not and solved:
         why_not = _("You answered this question right.")
@@ -214,7 +290,16 @@ def question_state(
         choices=[(c.id, render(c.text[lang], variables)) for c in order],
         unit=question.unit,
         attempts=[
-            AttemptView(a.number, a.raw_answer, a.is_correct, a.score, a.is_late, a.created_at)
+            AttemptView(
+                a.number,
+                a.raw_answer,
+                a.is_correct,
+                a.score,
+                a.is_late,
+                a.created_at,
+                chosen=_chosen(order, a, lang),
+                other_numbers=question.is_parameterized and a.variables != shown_numbers,
+            )
             for a in attempts
         ],
         max_attempts=policy.max_attempts,
@@ -224,6 +309,12 @@ def question_state(
         can_answer=not why_not,
         why_not=why_not,
         revealed=revealed,
+        new_numbers=bool(
+            question.is_parameterized
+            and attempts
+            and not done
+            and attempts[-1].variables != shown_numbers
+        ),
     )
     if revealed:
         solution = question.solve(variables)
@@ -305,6 +396,8 @@ def question_as_api(state: QuestionState) -> dict[str, Any]:
         "can_answer": state.can_answer,
         "message": state.why_not,
         "revealed": state.revealed,
+        "status": state.status,
+        "new_numbers": state.new_numbers,
         "answer": state.answer_text if state.revealed else None,
         "explanation": state.explanation if state.revealed else None,
         "attempts": [

@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from django.utils.translation import gettext_lazy as _
+
 
 @dataclass(frozen=True)
 class Unit:
@@ -20,17 +22,39 @@ class Unit:
     factor: float  # multiply a value in this unit by it to get the dimension's base unit
 
 
-# Names students will understand in a message ("a size", "a time").
+# Names students will understand in a message ("a size", "a time"), in their language.
 DIMENSION_NAMES = {
-    "time": "a time (s, ms, us, ns, days, years)",
-    "bytes": "a size (B, KB, MB, GB, TB)",
-    "bandwidth": "a bandwidth (GB/s, TB/s)",
-    "flop": "a count of operations (FLOP, MFLOP, GFLOP)",
-    "flop_rate": "a compute rate (TFLOP/s, TFLOPS)",
-    "intensity": "an arithmetic intensity (FLOP/B)",
-    "cycles": "a number of clock cycles (cycles)",
-    "ratio": "a ratio (%, x)",
+    "time": _("a time (s, ms, us, ns, days, years)"),
+    "bytes": _("a size (B, KB, MB, GB, TB)"),
+    "bandwidth": _("a bandwidth (GB/s, TB/s)"),
+    "flop": _("a count of operations (FLOP, MFLOP, GFLOP)"),
+    "flop_rate": _("a compute rate (TFLOP/s, TFLOPS)"),
+    "intensity": _("an arithmetic intensity (FLOP/B)"),
+    "cycles": _("a number of clock cycles (cycles)"),
+    "ratio": _("a ratio (%, x)"),
 }
+
+# How the page names a question's declared unit in the student's language. The Chinese labels
+# use spellings an answer may carry ("年", "倍", "周期", "FLOP/字节"), so a student may copy
+# them; a unit not listed is shown as the quiz file writes it (GB, TFLOP/s read the same).
+UNIT_LABELS = {
+    "us": _("µs"),
+    "s": _("s"),
+    "ms": _("ms"),
+    "ns": _("ns"),
+    "days": _("days"),
+    "years": _("years"),
+    "cycles": _("cycles"),
+    "x": _("× (times)"),
+    "FLOP/B": _("FLOP/B"),
+}
+
+
+def unit_label(unit: str) -> str:
+    """The declared unit as the page shows it in the student's language."""
+    label = UNIT_LABELS.get(unit)
+    return str(label) if label is not None else unit
+
 
 # The quiz's year is the Julian one its questions state (365.25 days).
 _DAY_S = 24 * 3600.0

@@ -10,6 +10,7 @@ _KEY = r"(?P<key>[-a-zA-Z0-9_]+)"
 page_urls = [
     path("", views.quiz_list, name="quiz-list"),
     path("<slug:slug>/", views.quiz_detail, name="quiz-detail"),
+    path("<slug:slug>/q/<int:number>/", views.quiz_question, name="quiz-question"),
 ]
 
 api_urls = [

@@ -19,6 +19,8 @@ from tests.courseware.quizzes.conftest import SLUG, answer, bank, logged_in, rig
 from tests.courseware.quizzes.conftest import question as bank_question
 
 PAGE = f"/quizzes/{SLUG}/"
+# The page shows one part (section) at a time; what must (not) show anywhere is checked on all.
+EVERY_PART = f"{PAGE}?part=all"
 API = f"/api/v1/quizzes/{SLUG}"
 
 
@@ -35,7 +37,7 @@ def explanation_html(user: User, key: str, lang: str = "en", attempt: int = 1) -
 
 def test_no_answer_or_explanation_before_the_student_is_done(cast: Cast) -> None:
     client = logged_in(cast.alice)
-    html = client.get(PAGE).content.decode()
+    html = client.get(EVERY_PART).content.decode()
     data = client.get(API).json()
     body = json.dumps(data, ensure_ascii=False)
     assert len(data["questions"]) == len(bank().questions)
@@ -67,14 +69,14 @@ def test_a_wrong_attempt_still_reveals_nothing_and_the_api_says_so(cast: Cast) -
     }
     assert data["question"]["answer"] is None and data["question"]["explanation"] is None
     assert data["question"]["attempts_left"] == 2
-    html = logged_in(cast.alice).get(PAGE).content.decode()
+    html = logged_in(cast.alice).get(EVERY_PART).content.decode()
     assert explanation_html(cast.alice, "04-a100-cores-per-sm") not in html
 
 
 def test_a_right_answer_reveals_the_explanation_with_the_students_numbers(cast: Cast) -> None:
     key = "18-layernorm-memory-time"
     answer(cast.alice, key, right_answer(cast.alice, key))
-    html = logged_in(cast.alice).get(PAGE).content.decode()
+    html = logged_in(cast.alice).get(EVERY_PART).content.decode()
     assert explanation_html(cast.alice, key) in html
     v = variant(cast.alice, key)
     assert f"{v['b']} × {v['s']} × {v['d']}" in html
@@ -87,13 +89,15 @@ def test_a_right_answer_reveals_the_explanation_with_the_students_numbers(cast: 
         q["revealed"] and q["answer"].endswith("us") and f"{v['b']} × {v['s']}" in q["explanation"]
     )
     # Bob has not answered: he sees nothing of it.
-    assert explanation_html(cast.bob, key) not in logged_in(cast.bob).get(PAGE).content.decode()
+    assert (
+        explanation_html(cast.bob, key) not in logged_in(cast.bob).get(EVERY_PART).content.decode()
+    )
 
 
 def test_the_last_wrong_attempt_reveals_the_explanation(cast: Cast) -> None:
     for wrong in ("compute", "neither", "batch"):
         answer(cast.alice, "14-ai-two-on-a100", wrong)
-    html = logged_in(cast.alice).get(PAGE).content.decode()
+    html = logged_in(cast.alice).get(EVERY_PART).content.decode()
     assert explanation_html(cast.alice, "14-ai-two-on-a100") in html
 
 
@@ -106,15 +110,15 @@ def test_after_deadline_mode_waits_for_the_deadline(cast: Cast) -> None:
     answer(cast.alice, "04-a100-cores-per-sm", "64")
     chunk = explanation_html(cast.alice, "04-a100-cores-per-sm")
     client = logged_in(cast.alice)
-    assert chunk not in client.get(PAGE).content.decode()
+    assert chunk not in client.get(EVERY_PART).content.decode()
     assert client.get(f"{API}/questions/04-a100-cores-per-sm").json()["explanation"] is None
     policy.due_at = timezone.now() - timedelta(minutes=1)
     policy.save()
-    assert chunk in client.get(PAGE).content.decode()
+    assert chunk in client.get(EVERY_PART).content.decode()
 
 
 def test_the_offerings_staff_see_answers_to_check_the_quiz(cast: Cast) -> None:
-    html = logged_in(cast.ines).get(PAGE).content.decode()
+    html = logged_in(cast.ines).get(EVERY_PART).content.decode()
     assert explanation_html(cast.ines, "13-ridge-point") in html
 
 
@@ -130,7 +134,7 @@ def test_the_form_grades_and_a_malformed_answer_keeps_what_was_typed(cast: Cast)
     response = client.post(
         PAGE, {"question": "04-a100-cores-per-sm", "kind": "numeric", "answer": "64"}
     )
-    assert response.status_code == 302 and response["Location"].endswith("#q-04-a100-cores-per-sm")
+    assert response.status_code == 302 and response["Location"].endswith("#q-4")
     response = client.post(
         PAGE,
         {
@@ -197,7 +201,8 @@ def test_only_staff_read_the_scores(cast: Cast) -> None:
 
 def test_the_quiz_speaks_chinese(cast: Cast) -> None:
     client = logged_in(cast.alice)
-    html = client.get(PAGE, HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    # Question 4 is asked in part 3 (§15.3); its own address opens that part.
+    html = client.get(f"{PAGE}q/4/", HTTP_ACCEPT_LANGUAGE="zh-hans", follow=True).content.decode()
     assert "小测验" in html and "每个 SM 有多少个 FP32 Core" in html
     assert "/quizzes/" in client.get("/").content.decode()
     assert SLUG in client.get("/quizzes/").content.decode()
