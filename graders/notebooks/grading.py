@@ -72,6 +72,8 @@ from . import nbgrader_steps, runner, wrapping
 from .spec import CellInfo, NotebookExerciseSpec, load_notebook_exercise, spec_for_source
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+# The start of the one-line loader wrapping.wrap_test sends; a traceback frame showing it is ours.
+_LOADER_MARK = "exec(__import__('marshal')"
 _STARTUP_S = 60.0
 
 
@@ -233,10 +235,15 @@ def _error(ename: str, evalue: str) -> NotebookNode:
 
 
 def _scrub(cell: NotebookNode, payload: str) -> None:
-    """Drop the loader's base64 payload from tracebacks (noise, and it holds the proof)."""
+    """Drop the loader's frame and base64 payload from tracebacks (noise, and the payload
+    holds the proof): the student reads their cell's frames, never our one-line wrapper."""
     for output in cell.outputs:
         if output.output_type == "error":
-            output.traceback = [frame.replace(payload, "...") for frame in output.traceback]
+            output.traceback = [
+                frame.replace(payload, "...")
+                for frame in output.traceback
+                if _LOADER_MARK not in _ANSI.sub("", frame)
+            ]
 
 
 def _visible_text(cell: NotebookNode, cap: int) -> str:
