@@ -12,7 +12,21 @@ $(STAMP): pyproject.toml requirements.lock
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.lock
 	touch $(STAMP)
 
-install: $(STAMP)
+# The exercise page's code editor (CodeMirror 5), from npm at the versions package-lock.json
+# pins, copied where Django finds static files (git-ignored: courseware/static/vendor/).
+# Redone only when package.json or package-lock.json changes.
+VENDOR := courseware/static/vendor/codemirror
+CODEMIRROR := node_modules/codemirror
+
+$(VENDOR)/.installed: package.json package-lock.json
+	@command -v npm >/dev/null || { echo "npm is needed for the code editor: install Node.js (Debian: apt-get install npm)"; exit 1; }
+	npm ci --no-audit --no-fund
+	mkdir -p $(VENDOR)
+	cp $(CODEMIRROR)/lib/codemirror.js $(CODEMIRROR)/lib/codemirror.css \
+		$(CODEMIRROR)/mode/python/python.js $(CODEMIRROR)/LICENSE $(VENDOR)/
+	touch $@
+
+install: $(STAMP) $(VENDOR)/.installed
 
 migrate: install
 	$(BIN)/python manage.py migrate --noinput

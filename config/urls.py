@@ -4,6 +4,7 @@ from django.urls import include, path, re_path
 
 from courseware.gradebook import views as gradebook_views
 from courseware.quizzes import urls as quiz_urls
+from courseware.roofline import views as roofline_views
 from courseware.submissions import api, review_views, views
 
 # API routes answer with or without a trailing slash.
@@ -23,6 +24,7 @@ urlpatterns = [
     path("exercises/<slug:slug>/", views.exercise_detail, name="exercise-detail"),
     path("exercises/<slug:slug>/release.ipynb", views.notebook_release, name="notebook-release"),
     path("submissions/<int:submission_id>/", views.submission_detail, name="submission-detail"),
+    path("submissions/<int:submission_id>/diff/", views.submission_diff, name="submission-diff"),
     path("review/", review_views.review_queue, name="review-queue"),
     path("gradebook/", gradebook_views.gradebook_index, name="gradebook-index"),
     path("gradebook/<int:offering_id>/", gradebook_views.gradebook_detail, name="gradebook-detail"),
@@ -40,6 +42,7 @@ urlpatterns = [
         "submissions/<int:submission_id>/regrade", review_views.regrade, name="submission-regrade"
     ),
     path("quizzes/", include(quiz_urls.page_urls)),
+    path("roofline/", roofline_views.roofline, name="roofline"),
     path("login/", auth_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("i18n/", include("django.conf.urls.i18n")),

@@ -1,4 +1,7 @@
-"""A real Celery worker process on the real broker, against the test database."""
+"""A real Celery worker process on the real broker, against the test database.
+
+Shared by the end-to-end and the browser tests; their conftest files import the fixture.
+"""
 
 from __future__ import annotations
 
@@ -17,7 +20,7 @@ from kombu import Queue
 
 from config.celery_app import app
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def database_url_for_worker() -> str:

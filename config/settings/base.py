@@ -49,12 +49,14 @@ INSTALLED_APPS = [
     "courseware.authoring",
     "courseware.gradebook",
     "courseware.quizzes",
+    "courseware.roofline",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
+    "courseware.accounts.timezone.TimeZoneMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -117,6 +119,9 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "static"
+# The site's own stylesheet and scripts, and vendor/ (CodeMirror), which `make install` copies
+# from node_modules (git-ignored).
+STATICFILES_DIRS = [BASE_DIR / "courseware" / "static"]
 
 # --- Celery -----------------------------------------------------------------------------------
 

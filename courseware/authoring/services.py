@@ -9,6 +9,7 @@ from pathlib import Path
 from django.conf import settings
 from django.db import transaction
 
+from courseware.authoring.chapter_order import chapter_positions
 from courseware.courses.models import Course, Item, ItemKind
 from courseware.quizzes.services import quizzes_sync
 from courseware.quizzes.spec import QuizSpec, load_quizzes
@@ -92,6 +93,8 @@ class LoadedContent:
     exercises: list[ExerciseSpec]
     notebooks: list[NotebookExerciseSpec]
     quizzes: list[QuizSpec]
+    # slug → position in its chapter, from chapter.toml (absent: a chapter without one).
+    positions: dict[str, int] = field(default_factory=dict)
 
     def summary(self) -> SyncSummary:
         return SyncSummary(
@@ -115,7 +118,16 @@ def content_load_all(*, root: Path | None = None) -> LoadedContent:
         slugs.claim(notebook.slug, notebook.path, "notebook.toml")
     for quiz in quizzes:
         slugs.claim(quiz.slug, quiz.path, "quiz.toml")
-    return LoadedContent(root=root, exercises=exercises, notebooks=notebooks, quizzes=quizzes)
+    positions = chapter_positions(
+        [
+            *((e.slug, e.path) for e in exercises),
+            *((n.slug, n.path) for n in notebooks),
+            *((q.slug, q.path) for q in quizzes),
+        ]
+    )
+    return LoadedContent(
+        root=root, exercises=exercises, notebooks=notebooks, quizzes=quizzes, positions=positions
+    )
 
 
 def content_write(content: LoadedContent) -> SyncSummary:
@@ -151,7 +163,22 @@ def content_write(content: LoadedContent) -> SyncSummary:
         summary.unpublished = sorted(gone.values_list("slug", flat=True))
         gone.update(is_published=False)  # never deleted: submissions point at them
         summary.unpublished += quizzes_sync(quizzes=content.quizzes, root=root, course=course)
+        items_position(content)
     return summary
+
+
+def items_position(content: LoadedContent) -> None:
+    """Give each loaded item its place in the chapter (0 where the chapter has no order)."""
+    loaded = [
+        *(e.slug for e in content.exercises),
+        *(n.slug for n in content.notebooks),
+        *(q.slug for q in content.quizzes),
+    ]
+    for item in Item.objects.filter(slug__in=loaded):
+        position = content.positions.get(item.slug, 0)
+        if item.position != position:
+            item.position = position
+            item.save(update_fields=["position"])
 
 
 def content_sync(*, root: Path | None = None, check_only: bool = False) -> SyncSummary:

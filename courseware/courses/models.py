@@ -91,6 +91,9 @@ class Item(models.Model):
     # Slugs are unique across chapters so that the API can name an item by its slug alone.
     slug = models.SlugField(_("slug"), max_length=100, unique=True)
     chapter = models.CharField(_("chapter"), max_length=50)
+    # Where students meet it within its chapter: set by sync_content from the chapter's
+    # chapter.toml (0 for a chapter without one, which then lists its items by slug).
+    position = models.PositiveIntegerField(_("position in the chapter"), default=0)
     title_en = models.CharField(_("title (English)"), max_length=200)
     title_zh = models.CharField(_("title (Chinese)"), max_length=200, blank=True)
     source_path = models.CharField(
@@ -103,7 +106,7 @@ class Item(models.Model):
     synced_at = models.DateTimeField(auto_now=True)
 
     class Meta:
-        ordering = ["chapter", "slug"]
+        ordering = ["chapter", "position", "slug"]
 
     def __str__(self) -> str:
         return self.slug

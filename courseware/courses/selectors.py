@@ -20,6 +20,15 @@ class EffectivePolicy:
     max_attempts: int | None
     late_penalty_per_day: Decimal
 
+    @property
+    def closes_at(self) -> datetime | None:
+        """The last moment work is accepted (the end of the late window, if any)."""
+        if self.due_at is None:
+            return None
+        if self.late_until is not None and self.late_until > self.due_at:
+            return self.late_until
+        return self.due_at
+
 
 SUBMITTABLE_KINDS = (ItemKind.EXERCISE, ItemKind.NOTEBOOK)
 
@@ -45,6 +54,11 @@ def enrolment_for_item(*, user: User, item: Item) -> Enrolment | None:
     )
 
 
+def enrolment_exists(*, user: User) -> bool:
+    """Whether the user takes part in any running offering (else the dashboard says so)."""
+    return Enrolment.objects.filter(user=user, offering__is_active=True).exists()
+
+
 def user_is_staff_of(*, user: User, offering: Offering | None) -> bool:
     """TAs and instructors of the offering (and site superusers) see everyone's work."""
     if getattr(user, "is_superuser", False):
@@ -57,7 +71,22 @@ def user_is_staff_of(*, user: User, offering: Offering | None) -> bool:
 
 
 def policy_for(*, offering: Offering, item: Item) -> EffectivePolicy:
-    policy = ItemPolicy.objects.filter(offering=offering, item=item).first()
+    return effective_policy(
+        offering=offering, policy=ItemPolicy.objects.filter(offering=offering, item=item).first()
+    )
+
+
+def policies_for(*, offering: Offering, items: list[Item]) -> dict[int, EffectivePolicy]:
+    """policy_for for many items of one offering in one query: item id → its policy."""
+    own = {
+        p.item_id: p
+        for p in ItemPolicy.objects.filter(offering=offering, item__in=[i.pk for i in items])
+    }
+    return {item.pk: effective_policy(offering=offering, policy=own.get(item.pk)) for item in items}
+
+
+def effective_policy(*, offering: Offering, policy: ItemPolicy | None) -> EffectivePolicy:
+    """An item's own policy with the offering's defaults filled in where it leaves a gap."""
     max_attempts = offering.default_max_attempts
     penalty = offering.default_late_penalty_per_day
     if policy is None:

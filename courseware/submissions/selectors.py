@@ -3,14 +3,26 @@
 from __future__ import annotations
 
 from decimal import Decimal
+from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.models import User
-from django.db.models import QuerySet
+from django.db.models import Count, Q, QuerySet
 
-from courseware.courses.models import Item, Offering
+from courseware.courses.models import Item, ItemKind, Offering
 from courseware.courses.selectors import offering_ids_staffed_by, policy_for, user_is_staff_of
-from courseware.submissions.models import Grading, ManualGrade, Status, Submission
+from courseware.submissions.models import (
+    PENDING_STATUSES,
+    Grading,
+    ManualGrade,
+    Status,
+    Submission,
+    SubmissionKind,
+    Verdict,
+)
+from graders import SpecError, load_exercise
 from graders.report_schema import upgrade
 
 # The report fields a student sees; `internal_error` and the like stay with the staff.
@@ -34,6 +46,86 @@ def submission_get_visible(*, user: User, submission_id: int) -> Submission | No
 def submission_list_for(*, user: User, item_id: int | None = None) -> QuerySet[Submission]:
     qs = Submission.objects.filter(user=user).select_related("item")
     return qs.filter(item_id=item_id) if item_id is not None else qs
+
+
+def submission_latest_code(*, user: User, item: Item) -> str | None:
+    """The code of the user's newest submission of this item, to reopen the editor with."""
+    return (
+        Submission.objects.filter(user=user, item=item, kind=SubmissionKind.CODE)
+        .values_list("source", flat=True)
+        .first()
+    )
+
+
+def counted_attempts(*, user: User, offering_id: int) -> QuerySet[Submission]:
+    """The user's submissions in the offering that count against an attempt limit.
+
+    A grader failure or a rejected upload costs the student nothing.
+    """
+    return (
+        Submission.objects.filter(user=user, offering_id=offering_id)
+        .exclude(status=Status.FAILED)
+        .exclude(gradings__verdict=Verdict.REJECTED)
+    )
+
+
+def attempts_used(*, user: User, item: Item, offering_id: int) -> int:
+    return counted_attempts(user=user, offering_id=offering_id).filter(item=item).distinct().count()
+
+
+def attempts_used_by_item(*, user: User, offering_id: int) -> dict[int, int]:
+    """attempts_used for every item at once: item id → attempts counted."""
+    rows = (
+        counted_attempts(user=user, offering_id=offering_id)
+        .values("item_id")
+        .annotate(n=Count("id", distinct=True))
+    )
+    return {row["item_id"]: row["n"] for row in rows}
+
+
+def grading_device_for(item: Item) -> str | None:
+    """The device kind a submission of this item is graded on when the student names none:
+    the site's own (settings.GRADING_DEVICE_KIND) if the item takes it, else the item's first
+    (e.g. a notebook, CPU only, on a GPU site). None when the item names no device at all."""
+    if not item.device_kinds:
+        return None
+    device = str(settings.GRADING_DEVICE_KIND)
+    return device if device in item.device_kinds else str(item.device_kinds[0])
+
+
+@lru_cache(maxsize=64)
+def _source_limit(folder: Path, content_hash: str) -> int | None:
+    # Keyed on the content hash too: a sync that changes the exercise changes the limit.
+    try:
+        return load_exercise(folder).limits.source_bytes
+    except SpecError:
+        return None  # a broken spec is the grader's to report; it refuses nothing here
+
+
+def source_limit_bytes(item: Item) -> int | None:
+    """The largest source, in UTF-8 bytes, the grader accepts for this coding exercise
+    (`[limits] source_bytes` of its exercise.toml); None for other items."""
+    if item.kind != ItemKind.EXERCISE:
+        return None
+    folder = Path(settings.GRADERS_EXERCISES_ROOT) / item.source_path
+    return _source_limit(folder, item.content_hash)
+
+
+def queue_position(submission: Submission) -> int | None:
+    """Its 1-based place in its device's queue while queued: 1 + the pending submissions
+    ahead of it (running ones hold a worker; queued ones were queued earlier). None once a
+    worker has it. A regrade queues again, so the order is by when it was last queued."""
+    if submission.status != Status.QUEUED:
+        return None
+    same_queue = Submission.objects.filter(
+        device_kind=submission.device_kind, status__in=PENDING_STATUSES
+    ).exclude(pk=submission.pk)
+    ahead = same_queue.filter(
+        Q(status=Status.RUNNING)
+        | Q(status_changed_at__lt=submission.status_changed_at)
+        | Q(status_changed_at=submission.status_changed_at, pk__lt=submission.pk)
+    ).count()
+    return ahead + 1
 
 
 def submissions_with_scores(qs: QuerySet[Submission]) -> QuerySet[Submission]:
@@ -157,6 +249,8 @@ def submission_as_api(submission: Submission, *, for_staff: bool) -> dict[str, A
         "report": report,
         "created_at": submission.created_at.isoformat(),
         "is_late": submission.is_late,
+        "device": submission.device_kind,
+        "queue_position": queue_position(submission),
     }
 
 

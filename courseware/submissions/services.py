@@ -24,6 +24,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from courseware.accounts.timezone import local_datetime_text
 from courseware.courses.models import Item, ItemKind
 from courseware.courses.selectors import enrolment_for_item, item_get_published, policy_for
 from courseware.refusals import Refused
@@ -35,8 +36,8 @@ from courseware.submissions.models import (
     Status,
     Submission,
     SubmissionKind,
-    Verdict,
 )
+from courseware.submissions.selectors import attempts_used, grading_device_for, source_limit_bytes
 from graders.report import grader_failure
 from graders.report_types import Report
 
@@ -68,7 +69,7 @@ def _lateness_or_refuse(*, item: Item, policy_due: Any, late_until: Any, opens_a
     if opens_at is not None and now < opens_at:
         raise Refused(
             _("%(item)s opens on %(when)s; submit after that.")
-            % {"item": item.slug, "when": opens_at.isoformat()},
+            % {"item": item.slug, "when": local_datetime_text(opens_at)},
             status_code=403,
         )
     if policy_due is None or now <= policy_due:
@@ -79,22 +80,11 @@ def _lateness_or_refuse(*, item: Item, policy_due: Any, late_until: Any, opens_a
                 "The deadline for %(item)s passed on %(when)s and late work is no longer accepted. "
                 "Ask your instructor if you need an extension."
             )
-            % {"item": item.slug, "when": policy_due.isoformat()},
+            % {"item": item.slug, "when": local_datetime_text(policy_due)},
             status_code=403,
         )
     days = math.ceil((now - policy_due) / timedelta(days=1))
     return Lateness(True, days)
-
-
-def _attempts_used(*, user: User, item: Item, offering_id: int) -> int:
-    # A grader failure or a rejected upload costs the student nothing.
-    return (
-        Submission.objects.filter(user=user, item=item, offering_id=offering_id)
-        .exclude(status=Status.FAILED)
-        .exclude(gradings__verdict=Verdict.REJECTED)
-        .distinct()
-        .count()
-    )
 
 
 def _pending_limit(offering_limit: int | None) -> int:
@@ -134,14 +124,30 @@ def _content_for(
         return SubmissionKind.NOTEBOOK, notebook
     if not isinstance(code, str) or not code.strip():
         raise Refused(_("The code is empty. Paste your solution and submit again."))
+    _refuse_oversized(item=item, code=code)
     return SubmissionKind.CODE, code
+
+
+def _refuse_oversized(*, item: Item, code: str) -> None:
+    """Refuse now what the grader would reject as too large later (its precheck applies the
+    same `source_bytes` limit), so it is never queued and costs no attempt."""
+    limit = source_limit_bytes(item)
+    size = len(code.encode("utf-8", "surrogatepass"))
+    if limit is not None and size > limit:
+        raise Refused(
+            _(
+                "Your code is %(size)d bytes; the limit for %(item)s is %(limit)d bytes "
+                "(%(kib)s KiB). Remove unused code and submit again; this did not count as an "
+                "attempt."
+            )
+            % {"size": size, "item": item.slug, "limit": limit, "kib": f"{limit / 1024:g}"},
+            status_code=413,
+        )
 
 
 def _device_for(*, item: Item, device_kind: str | None) -> str:
     """The device kind that will grade it: the one asked for, or the site's if the item takes it."""
-    device = device_kind or settings.GRADING_DEVICE_KIND
-    if device_kind is None and device not in item.device_kinds and item.device_kinds:
-        device = item.device_kinds[0]  # e.g. a notebook (CPU only) on a GPU site
+    device = device_kind or grading_device_for(item) or settings.GRADING_DEVICE_KIND
     if device not in item.device_kinds:
         raise Refused(
             _("%(item)s cannot be graded on '%(device)s'; it accepts %(kinds)s.")
@@ -193,7 +199,7 @@ def submission_create(
                 late_until=policy.late_until,
                 opens_at=policy.opens_at,
             )
-            used = _attempts_used(user=user, item=item, offering_id=offering.pk)
+            used = attempts_used(user=user, item=item, offering_id=offering.pk)
             if policy.max_attempts is not None and used >= policy.max_attempts:
                 raise Refused(
                     _("You have used all %(n)d attempts for %(item)s.")

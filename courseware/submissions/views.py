@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -14,19 +12,23 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods
 
 from courseware.accounts.auth import AuthenticatedHttpRequest
-from courseware.courses.models import ItemKind
-from courseware.courses.selectors import item_get_published, item_list_published, user_is_staff_of
+from courseware.courses.models import Item, ItemKind
+from courseware.courses.selectors import enrolment_exists, item_get_published, user_is_staff_of
 from courseware.markdown import render_markdown, without_title
 from courseware.refusals import Refused
 from courseware.submissions import selectors, services
+from courseware.submissions.dashboard import dashboard_for
+from courseware.submissions.exercise_page import editor_strings, exercise_page_for
+from courseware.submissions.report_page import report_page, source_diff
 from graders import SpecError, load_exercise
 
 
 @login_required
 def home(request: AuthenticatedHttpRequest) -> HttpResponse:
-    language = get_language()
-    items = [(item, item.title(language)) for item in item_list_published()]
-    return render(request, "courseware/home.html", {"items": items})
+    """The dashboard: every item with its deadline, attempts left, best score and status."""
+    rows = dashboard_for(user=request.user, language=get_language())
+    enrolled = enrolment_exists(user=request.user)
+    return render(request, "courseware/home.html", {"rows": rows, "enrolled": enrolled})
 
 
 def _notebook_from_upload(request: AuthenticatedHttpRequest) -> str | None:
@@ -50,17 +52,21 @@ def _notebook_from_upload(request: AuthenticatedHttpRequest) -> str | None:
 @login_required
 @require_http_methods(["GET", "POST"])
 def exercise_detail(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
+    """The prompt, the editor (with the student's last code) and their submissions.
+
+    With JavaScript the page submits through the JSON API and follows the grading live; the
+    form post below is what works without it (and the way a notebook file is sent)."""
     item = item_get_published(slug=slug)
     if item is None:
         raise Http404("No such exercise")
-    code = ""
+    typed: str | None = None
     if request.method == "POST":
-        code = request.POST.get("code", "")
+        typed = request.POST.get("code", "")
         try:
             submission = services.submission_create(
                 user=request.user,
                 exercise_slug=slug,
-                code=code,
+                code=typed,
                 notebook=_notebook_from_upload(request),
             )
         except Refused as refused:
@@ -68,24 +74,35 @@ def exercise_detail(request: AuthenticatedHttpRequest, slug: str) -> HttpRespons
             messages.error(request, refused.message)
         else:
             return redirect("submission-detail", submission_id=submission.pk)
-    prompt_html, starter = "", ""
-    if item.kind == ItemKind.EXERCISE:
-        try:
-            spec = load_exercise(settings.GRADERS_EXERCISES_ROOT / item.source_path)
-            # mistune's HTML renderer returns text (its AST renderer would return a list).
-            prompt_html = render_markdown(without_title(spec.prompt(get_language() or "en")))
-            starter = spec.starter
-        except SpecError as exc:
-            messages.warning(request, _("This exercise's files have a problem: %s") % exc)
+    prompt_html, starter = _prompt_and_starter(request, item)
+    if typed is None:
+        latest = selectors.submission_latest_code(user=request.user, item=item)
+        typed = starter if "starter" in request.GET or latest is None else latest
+    page = exercise_page_for(user=request.user, item=item, language=get_language())
     context = {
         "item": item,
         "is_notebook": item.kind == ItemKind.NOTEBOOK,
         "title": item.title(get_language()),
         "prompt_html": prompt_html,
-        "code": code or starter,
-        "submissions": selectors.submission_list_for(user=request.user, item_id=item.pk)[:20],
+        "code": typed,
+        "starter": starter,
+        "page": page,
+        "editor_strings": editor_strings(page),
     }
     return render(request, "courseware/exercise.html", context)
+
+
+def _prompt_and_starter(request: AuthenticatedHttpRequest, item: Item) -> tuple[str, str]:
+    """A coding exercise's prompt as HTML and its starter code; a notebook has neither."""
+    if item.kind != ItemKind.EXERCISE:
+        return "", ""
+    try:
+        spec = load_exercise(settings.GRADERS_EXERCISES_ROOT / item.source_path)
+    except SpecError as exc:
+        messages.warning(request, _("This exercise's files have a problem: %s") % exc)
+        return "", ""
+    # mistune's HTML renderer returns text (its AST renderer would return a list).
+    return render_markdown(without_title(spec.prompt(get_language() or "en"))), spec.starter
 
 
 @login_required
@@ -108,13 +125,33 @@ def submission_detail(request: AuthenticatedHttpRequest, submission_id: int) -> 
     if submission is None:
         raise Http404("No such submission")
     staff = user_is_staff_of(user=request.user, offering=submission.offering)
-    data = selectors.submission_as_api(submission, for_staff=staff)
+    page = report_page(submission=submission, viewer=request.user, is_staff=staff)
     context = {
         "submission": submission,
-        "data": data,
+        "page": page,
         "is_staff": staff,
-        "cells": (data["report"] or {}).get("cells") or [],
-        "report_json": json.dumps(data["report"], indent=2) if data["report"] else "",
         "title": submission.item.title(get_language()),
     }
     return render(request, "courseware/submission.html", context)
+
+
+@login_required
+def submission_diff(request: AuthenticatedHttpRequest, submission_id: int) -> HttpResponse:
+    """Two submissions' code side by side, for whoever may see both (`?against=<id>`)."""
+    newer = selectors.submission_get_visible(user=request.user, submission_id=submission_id)
+    against = request.GET.get("against", "")
+    if newer is None:
+        raise Http404("No such submission")
+    if not against.isdigit():
+        messages.error(request, _("Choose a submission to compare with from the history below."))
+        return redirect("submission-detail", submission_id=newer.pk)
+    older = selectors.submission_get_visible(user=request.user, submission_id=int(against))
+    if older is None:
+        raise Http404("No such submission")
+    context = {
+        "newer": newer,
+        "older": older,
+        "lines": source_diff(older, newer),
+        "title": newer.item.title(get_language()),
+    }
+    return render(request, "courseware/submission_diff.html", context)

@@ -17,6 +17,10 @@ from django.contrib.auth.models import User
 from django.test import Client
 from playwright.sync_api import Browser, BrowserContext, Page, sync_playwright
 
+from tests.celery_worker import worker
+
+__all__ = ["browser", "log_in", "shots_dir", "worker"]
+
 ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOTS = ROOT / "var" / "screenshots"
 # Playwright's sync API keeps an event loop in this thread; the tests' own ORM calls are

@@ -12,8 +12,8 @@ import pytest
 
 from courseware.accounts.services import token_issue
 from courseware.submissions.models import Grading
+from tests.celery_worker import Worker, wait_for
 from tests.conftest import make_cast
-from tests.e2e.conftest import Worker, wait_for
 
 pytestmark = pytest.mark.e2e
 

@@ -12,8 +12,8 @@ from django.test import Client
 
 from courseware.accounts.services import token_issue
 from graders.notebooks import load_notebook_exercise
+from tests.celery_worker import Worker, wait_for
 from tests.conftest import make_cast
-from tests.e2e.conftest import Worker, wait_for
 from tests.e2e.test_grading_path import Api
 from tests.graders.notebooks.conftest import solved_release
 
