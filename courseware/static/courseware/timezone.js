@@ -13,4 +13,13 @@
   var current = document.cookie.match(/(?:^|;\s*)tz=([^;]*)/);
   if (current && current[1] === zone) return;
   document.cookie = "tz=" + zone + "; path=/; max-age=31536000; SameSite=Lax";
+  // A first visit was drawn in the server's zone: draw it again in the student's, once the
+  // cookie is stored (never in a loop), and never re-sending a form (only a GET page).
+  var stored = document.cookie.indexOf("tz=" + zone) !== -1;
+  document.addEventListener("DOMContentLoaded", function () {
+    var body = document.body;
+    if (stored && body.getAttribute("data-method") === "GET" && body.getAttribute("data-zone") !== zone) {
+      window.location.reload();
+    }
+  });
 })();
