@@ -15,6 +15,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
+from courseware.accounts.timezone import local_datetime_text
 from courseware.courses.models import Enrolment, Item, ItemKind, Offering, Role
 from courseware.courses.selectors import enrolment_for_item, policy_for, user_is_staff_of
 from courseware.quizzes import variants
@@ -83,7 +84,7 @@ def quiz_list_published() -> list[Item]:
     return list(
         Item.objects.filter(kind=ItemKind.QUIZ, is_published=True, quiz__isnull=False)
         .select_related("quiz")
-        .order_by("chapter", "slug")
+        .order_by("chapter", "position", "slug")
     )
 
 
@@ -108,7 +109,7 @@ def quiz_asking_question(*, key: str, excluding: str) -> Item | None:
             quiz__questions__is_active=True,
         )
         .exclude(slug=excluding)
-        .order_by("chapter", "slug")
+        .order_by("chapter", "position", "slug")
         .first()
     )
 
@@ -209,7 +210,7 @@ def _why_not(policy: QuizPolicy, now: datetime, enrolled: bool) -> str:
     if not enrolled:
         return _("You are not enrolled in a running offering of this course.")
     if policy.opens_at is not None and not policy.is_open(now):
-        return _("This quiz opens on %(when)s.") % {"when": policy.opens_at.isoformat()}
+        return _("This quiz opens on %(when)s.") % {"when": local_datetime_text(policy.opens_at)}
     if policy.is_closed(now):
         return _("The deadline has passed; answers are no longer accepted.")
     return ""

@@ -22,6 +22,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from courseware.accounts.timezone import local_datetime_text
 from courseware.courses.models import Course, Item, ItemKind
 from courseware.courses.selectors import enrolment_for_item
 from courseware.quizzes import marking, variants
@@ -179,7 +180,7 @@ def _refuse_unless_open(policy: QuizPolicy, now: datetime) -> None:
     if not policy.is_open(now) and policy.opens_at is not None:
         raise Refused(
             _("This quiz opens on %(when)s; answer after that.")
-            % {"when": policy.opens_at.isoformat()},
+            % {"when": local_datetime_text(policy.opens_at)},
             status_code=403,
         )
     if policy.is_closed(now) and policy.due_at is not None:
@@ -188,7 +189,7 @@ def _refuse_unless_open(policy: QuizPolicy, now: datetime) -> None:
                 "The deadline for this quiz passed on %(when)s; answers are no longer accepted. "
                 "Ask your instructor if you need an extension."
             )
-            % {"when": policy.due_at.isoformat()},
+            % {"when": local_datetime_text(policy.due_at)},
             status_code=403,
         )
 
