@@ -22,12 +22,17 @@ class EffectivePolicy:
 
     @property
     def closes_at(self) -> datetime | None:
-        """The last moment work is accepted (the end of the late window, if any)."""
-        if self.due_at is None:
-            return None
-        if self.late_until is not None and self.late_until > self.due_at:
-            return self.late_until
-        return self.due_at
+        return closes_at(due_at=self.due_at, late_until=self.late_until)
+
+
+def closes_at(*, due_at: datetime | None, late_until: datetime | None) -> datetime | None:
+    """The last moment work is accepted: the end of the late window, if any, else the due
+    date; None when there is no deadline."""
+    if due_at is None:
+        return None
+    if late_until is not None and late_until > due_at:
+        return late_until
+    return due_at
 
 
 SUBMITTABLE_KINDS = (ItemKind.EXERCISE, ItemKind.NOTEBOOK)

@@ -17,7 +17,7 @@ from django.utils.translation import gettext_lazy
 
 from courseware.accounts.timezone import local_datetime_text
 from courseware.courses.models import Enrolment, Item, ItemKind, Offering, Role
-from courseware.courses.selectors import enrolment_for_item, policy_for, user_is_staff_of
+from courseware.courses.selectors import closes_at, enrolment_for_item, policy_for, user_is_staff_of
 from courseware.quizzes import variants
 from courseware.quizzes.content import quiz_spec_for
 from courseware.quizzes.models import Attempt, Question, Quiz, QuizSettings, RevealMode
@@ -37,12 +37,7 @@ class QuizPolicy:
 
     @property
     def closes_at(self) -> datetime | None:
-        """The last moment an answer is accepted; None when there is no deadline."""
-        if self.due_at is None:
-            return None
-        if self.late_until is not None and self.late_until > self.due_at:
-            return self.late_until
-        return self.due_at
+        return closes_at(due_at=self.due_at, late_until=self.late_until)
 
     def factor_for(self, number: int) -> Decimal:
         """The share of the points attempt `number` earns; the last listed one repeats."""
