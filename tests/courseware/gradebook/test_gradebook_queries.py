@@ -24,15 +24,14 @@ from courseware.courses.models import Enrolment, Item, ItemKind, ItemPolicy, Off
 from courseware.gradebook.selectors import gradebook_for
 from courseware.quizzes.models import Attempt, Question
 from courseware.submissions.models import (
-    Grading,
     ManualGrade,
     Override,
     Status,
     Submission,
-    SubmissionKind,
 )
 from courseware.submissions.selectors import submission_effective_score
 from tests.conftest import Cast
+from tests.courseware.gradebook.builders import submit
 
 NOTEBOOK_SLUG = "queries-notebook"
 
@@ -62,46 +61,6 @@ def items_for(cast: Cast) -> Items:
     ).first()
     assert question is not None, "the course's content has a published quiz"
     return Items(code=cast.item, notebook=notebook, question=question)
-
-
-def submit(
-    user: User,
-    item: Item,
-    offering: Offering,
-    *,
-    scores: list[float],
-    status: str = Status.GRADED,
-    late_days: int = 0,
-    cells: list[dict[str, object]] | None = None,
-) -> Submission:
-    """A submission graded once per score in `scores` (more than one: it was regraded)."""
-    submission = Submission.objects.create(
-        user=user,
-        item=item,
-        offering=offering,
-        kind=SubmissionKind.NOTEBOOK if cells is not None else SubmissionKind.CODE,
-        source="x = 1",
-        source_sha256="s" * 64,
-        content_hash=item.content_hash,
-        device_kind="cpu",
-        is_late=late_days > 0,
-        late_days=late_days,
-        status=status,
-    )
-    for score in scores:
-        report: dict[str, object] = {"verdict": "correct", "score": score, "max_score": 10}
-        if cells is not None:
-            report["cells"] = cells
-        Grading.objects.create(
-            submission=submission,
-            run_key=f"{submission.pk}-{Grading.objects.count()}",
-            verdict="correct",
-            score=Decimal(str(score)),
-            max_score=item.max_score,
-            report=report,
-            content_hash=item.content_hash,
-        )
-    return submission
 
 
 def a_class(cast: Cast, items: Items, *, slug: str, students: int) -> Offering:
@@ -177,8 +136,8 @@ def test_the_gradebook_reads_as_many_queries_for_thirty_students_as_for_one(cast
             queries(staff_get(cast, f"/gradebook/{thirty.pk}/")),
         ),
         "csv": (
-            queries(staff_get(cast, f"/gradebook/{one.pk}/?format=csv")),
-            queries(staff_get(cast, f"/gradebook/{thirty.pk}/?format=csv")),
+            queries(staff_get(cast, f"/gradebook/{one.pk}/canvas.csv")),
+            queries(staff_get(cast, f"/gradebook/{thirty.pk}/canvas.csv")),
         ),
     }
     assert all(a == b for a, b in counts.values()), counts
@@ -221,10 +180,12 @@ def test_the_gradebook_shows_what_each_submission_read_alone_shows(cast: Cast) -
         Decimal("5.000"),
     ]
 
-    response = staff_get(cast, f"/gradebook/{offering.pk}/?format=csv")()
+    response = staff_get(cast, f"/gradebook/{offering.pk}/canvas.csv")()
     assert hasattr(response, "content")
-    rows = {r["username"]: r for r in csv.DictReader(io.StringIO(response.content.decode()))}
-    assert rows["few-student-00"][items.code.slug] == "9.500"
-    assert rows["few-student-01"][items.code.slug] == "8.000"
-    assert rows["few-student-01"][NOTEBOOK_SLUG] == "5.000"
-    assert rows["few-student-00"]["pending_review"] == "1"
+    reader = csv.DictReader(io.StringIO(response.content.decode()))
+    rows = {r["SIS User ID"]: r for r in reader}
+    code, notebook = items.code.title_en, items.notebook.title_en
+    # Rounded for Canvas: two decimals at most, with a dot.
+    assert rows["few-student-00"][code] == "9.5"
+    assert rows["few-student-01"][code] == "8"
+    assert rows["few-student-01"][notebook] == "5"
