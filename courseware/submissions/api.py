@@ -20,6 +20,7 @@ from courseware.accounts.auth import BadCredentials, api_user
 from courseware.courses.selectors import item_list_published, user_is_staff_of
 from courseware.refusals import Refused
 from courseware.submissions import selectors, services
+from courseware.submissions.models import SubmissionKind
 
 ApiView = Callable[..., JsonResponse]
 
@@ -143,6 +144,19 @@ def submission_detail(request: HttpRequest, user: User, submission_id: int) -> J
         return error(_("No such submission."), 404)
     staff = user_is_staff_of(user=user, offering=submission.offering)
     return JsonResponse(selectors.submission_as_api(submission, for_staff=staff))
+
+
+@api_endpoint(("GET",))
+def submission_notebook(request: HttpRequest, user: User, submission_id: int) -> JsonResponse:
+    """The text of a submitted notebook, as sent: for its author and the course staff."""
+    submission = selectors.submission_get_visible(user=user, submission_id=int(submission_id))
+    if submission is None:
+        return error(_("No such submission."), 404)
+    if submission.kind != SubmissionKind.NOTEBOOK:
+        return error(_("Submission %(id)s is code, not a notebook.") % {"id": submission.pk}, 404)
+    return JsonResponse(
+        {"id": submission.pk, "exercise": submission.item.slug, "notebook": submission.source}
+    )
 
 
 @api_endpoint(("GET",))

@@ -177,7 +177,7 @@ def _exercise_row(
 
 
 def _quiz_row(*, user: User, item: Item, offering: Offering | None, now: datetime) -> DashboardRow:
-    policy = quiz_policy_for(quiz=item.quiz, offering=offering)
+    policy = quiz_policy_for(quiz=item.quiz, offering=offering, user=user)
     window = Window(policy.opens_at, policy.due_at, policy.late_until, policy.max_attempts)
     questions = list(item.quiz.questions.filter(is_active=True).values_list("pk", flat=True))
     per_question = (
@@ -218,7 +218,7 @@ def dashboard_for(
     ]
     enrolments = _enrolments(user, items)
     offerings = [e.offering for e in enrolments.values() if e is not None]
-    policies = {o.pk: policies_for(offering=o, items=items) for o in offerings}
+    policies = {o.pk: policies_for(offering=o, items=items, user=user) for o in offerings}
     reads = _exercise_reads(user, offerings)
     rows = []
     for item in items:

@@ -148,7 +148,9 @@ def exercise_page_for(
         language=language,
         now=now or timezone.now(),
         enrolled=enrolment is not None,
-        policy=policy_for(offering=offering, item=item) if offering is not None else None,
+        policy=(
+            policy_for(offering=offering, item=item, user=user) if offering is not None else None
+        ),
         attempts_used=(
             attempts_used(user=user, item=item, offering_id=offering.pk) if offering else 0
         ),

@@ -87,7 +87,9 @@ class Submission(models.Model):
         indexes = [models.Index(fields=["user", "item", "status"])]
 
     def __str__(self) -> str:
-        return f"submission {self.pk} of {self.item_id} by {self.user_id}"
+        # "vector-add #3 by alice (graded)": what a person looking for a submission knows.
+        status = str(self.status).replace("_", " ")
+        return f"{self.item.slug} #{self.pk} by {self.user.get_username()} ({status})"
 
     def save(self, *args: Any, **kwargs: Any) -> None:  # Model.save's own signature
         if self.pk is not None and not self._state.adding:
@@ -135,8 +137,14 @@ class Grading(models.Model):
     class Meta:
         ordering = ["-created_at", "-id"]
 
+    @property
+    def number(self) -> int:
+        """1 for a submission's first grading, 2 for the regrade after it, and so on."""
+        return Grading.objects.filter(submission_id=self.submission_id, pk__lte=self.pk).count()
+
     def __str__(self) -> str:
-        return f"grading {self.pk} of submission {self.submission_id}: {self.verdict}"
+        submission = self.submission
+        return f"grading {self.number} of {submission.item.slug} #{submission.pk}"
 
 
 class Override(models.Model):
@@ -150,6 +158,9 @@ class Override(models.Model):
 
     class Meta:
         ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"override of {self.submission.item.slug} #{self.submission_id}: {self.score}"
 
 
 class ManualGrade(models.Model):
@@ -167,3 +178,59 @@ class ManualGrade(models.Model):
     class Meta:
         ordering = ["-created_at", "-id"]
         indexes = [models.Index(fields=["submission", "grade_id"])]
+
+
+class SavedComment(models.Model):
+    """A comment a TA wrote once and reuses when grading the same cell of the same exercise.
+
+    Shared by the course's staff rather than kept per TA: the TAs of one exercise should give
+    the same words for the same mistake, and a new TA starts from what the others wrote. Keyed
+    on the item and the cell (`grade_id`; empty for a whole-submission override), not on the
+    offering, so next term's staff inherit them. The author is kept to say who wrote it.
+    """
+
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="saved_comments")
+    grade_id = models.CharField(_("cell"), max_length=200, blank=True)
+    text = models.TextField(_("comment"))
+    author = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    times_used = models.PositiveIntegerField(default=1)
+
+    class Meta:
+        ordering = ["-times_used", "text"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["item", "grade_id", "text"], name="saved_comment_unique_text"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.item.slug} {self.grade_id}: {self.text[:40]}"
+
+
+class RegradeScope(models.TextChoices):
+    LATEST = "latest", _("The latest submission of each student")
+    ALL = "all", _("Every submission")
+
+
+class RegradeBatch(models.Model):
+    """A regrade of many submissions of one exercise in one offering, asked for at once.
+
+    The submissions it queued are kept, so its progress is read from their statuses and from
+    the gradings written since the batch began.
+    """
+
+    item = models.ForeignKey(Item, on_delete=models.PROTECT, related_name="+")
+    offering = models.ForeignKey(Offering, on_delete=models.PROTECT, related_name="+")
+    scope = models.CharField(max_length=16, choices=RegradeScope.choices)
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    submissions = models.ManyToManyField(Submission, related_name="+")
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"regrade of {self.item.slug} in {self.offering.slug} ({self.scope})"

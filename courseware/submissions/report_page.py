@@ -18,8 +18,8 @@ from urllib.parse import urlencode
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.urls import NoReverseMatch, reverse
+from django.utils.translation import get_language, ngettext
 from django.utils.translation import gettext as _
-from django.utils.translation import ngettext
 
 from courseware.courses.selectors import user_is_staff_of
 from courseware.submissions import readable_units as units
@@ -33,7 +33,9 @@ from courseware.submissions.models import (
     Submission,
     Verdict,
 )
+from courseware.submissions.notebook_review import ReviewCell, review_cells_for
 from courseware.submissions.roofline_chart import RooflineChart, chart_from_report
+from courseware.submissions.score_trail import TrailEntry, score_trail
 from courseware.submissions.tracebacks import clean_traceback
 from graders import SpecError, load_exercise
 from graders.report import FLAG_REASONS
@@ -105,6 +107,10 @@ class ReportPage:
     cells: list[dict[str, Any]] = field(default_factory=list)
     history: list[HistoryRow] = field(default_factory=list)
     report_json: str = ""
+    # Staff: each hand-graded notebook cell with the answer, rubric and score form.
+    review_cells: list[ReviewCell] = field(default_factory=list)
+    # Every grading, hand grade and override (staff), or those a person made (the student).
+    trail: list[TrailEntry] = field(default_factory=list)
     # Every status's words, for the script that polls while the grading is pending.
     status_labels: dict[str, str] = field(
         default_factory=lambda: {str(value): str(label) for value, label in Status.choices}
@@ -503,7 +509,10 @@ def report_page(*, submission: Submission, viewer: User, is_staff: bool) -> Repo
         report=report,
         breakdown=score_breakdown(submission, grading) if finished else None,
         history=history_for(viewer=viewer, submission=submission),
+        trail=score_trail(submission, for_staff=is_staff),
     )
+    if is_staff and finished:
+        page.review_cells = review_cells_for(submission, grading, language=get_language())
     if report is None:
         return page
     perf = report.get("performance") or {}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
 from decimal import Decimal
 from functools import lru_cache
 from pathlib import Path
@@ -9,7 +11,9 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import User
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Max, Q, QuerySet
+from django.urls import reverse
+from django.utils.translation import ngettext
 
 from courseware.courses.models import Item, ItemKind, Offering
 from courseware.courses.selectors import offering_ids_staffed_by, policy_for, user_is_staff_of
@@ -17,6 +21,8 @@ from courseware.submissions.models import (
     PENDING_STATUSES,
     Grading,
     ManualGrade,
+    RegradeBatch,
+    SavedComment,
     Status,
     Submission,
     SubmissionKind,
@@ -194,6 +200,35 @@ def notebook_cells(submission: Submission, grading: Grading | None) -> list[dict
     return cells
 
 
+def hand_graded_waiting(submission: Submission, grading: Grading | None) -> list[str]:
+    """The grade_ids of the hand-graded cells that no person has scored yet."""
+    if grading is None:
+        return []
+    scored = latest_manual_grades(submission)
+    return [
+        str(cell.get("grade_id"))
+        for cell in grading.report.get("cells") or []
+        if cell.get("needs_manual_grade") and cell.get("grade_id") not in scored
+    ]
+
+
+# The engine's sentence (graders.notebooks.grading), written when it graded, in English.
+_ENGINE_WAITING = re.compile(r"\s*\d+ answer\(s\) will be graded by a person\.")
+
+
+def notebook_message(message: str, *, waiting: int) -> str:
+    """The grader's message with its "will be graded by a person" sentence made true today:
+    gone once people scored every hand-graded cell, else the number still waiting."""
+    message = _ENGINE_WAITING.sub("", message or "")
+    if waiting:
+        message += " " + ngettext(
+            "%(n)d answer will be graded by a person.",
+            "%(n)d answers will be graded by a person.",
+            waiting,
+        ) % {"n": waiting}
+    return message.strip()
+
+
 def _graded_score(submission: Submission, grading: Grading) -> Decimal | None:
     if grading.report.get("cells"):
         # A notebook: autograded cells from the report, hand-graded ones from the people.
@@ -239,6 +274,9 @@ def submission_as_api(submission: Submission, *, for_staff: bool) -> dict[str, A
     score = submission_effective_score(submission, grading) if finished else None
     if report is not None and report.get("cells"):
         report["cells"] = notebook_cells(submission, grading)
+        waiting = hand_graded_waiting(submission, grading)
+        report["needs_manual_grade"] = bool(waiting)
+        report["message"] = notebook_message(str(report.get("message") or ""), waiting=len(waiting))
     return {
         "id": submission.pk,
         "exercise": submission.item.slug,
@@ -251,7 +289,16 @@ def submission_as_api(submission: Submission, *, for_staff: bool) -> dict[str, A
         "is_late": submission.is_late,
         "device": submission.device_kind,
         "queue_position": queue_position(submission),
+        "overridden": bool(submission.overrides.all()) if finished else False,
+        **_notebook_link(submission),
     }
+
+
+def _notebook_link(submission: Submission) -> dict[str, str]:
+    """The API route of the submitted notebook's text, for a notebook submission."""
+    if submission.kind != SubmissionKind.NOTEBOOK:
+        return {}
+    return {"notebook_url": reverse("api-submission-notebook", args=[submission.pk])}
 
 
 def review_queue_for(*, user: User) -> QuerySet[Submission]:
@@ -261,3 +308,93 @@ def review_queue_for(*, user: User) -> QuerySet[Submission]:
     if offering_ids is not None:
         qs = qs.filter(offering_id__in=offering_ids)
     return qs.order_by("created_at", "id")
+
+
+def next_in_review_queue(*, user: User, after: Submission) -> Submission | None:
+    """The submission to grade after `after`: the next one in the queue's order, or the first
+    when `after` was the last (or is no longer waiting); None when nothing else waits."""
+    queue = review_queue_for(user=user).exclude(pk=after.pk)
+    later = queue.filter(
+        Q(created_at__gt=after.created_at) | Q(created_at=after.created_at, pk__gt=after.pk)
+    ).first()
+    return later or queue.first()
+
+
+def saved_comments_for(*, item: Item) -> dict[str, list[SavedComment]]:
+    """The item's saved comments by cell (grade_id; "" for overrides), most used first."""
+    by_cell: dict[str, list[SavedComment]] = {}
+    for comment in SavedComment.objects.filter(item=item):
+        by_cell.setdefault(comment.grade_id, []).append(comment)
+    return by_cell
+
+
+@dataclass(frozen=True)
+class RegradeProgress:
+    total: int
+    regraded: int  # a grading was written since the batch began
+    queued: int
+    running: int
+
+    @property
+    def done(self) -> bool:
+        return self.queued == 0 and self.running == 0
+
+    def as_json(self) -> dict[str, int | bool]:
+        return {
+            "total": self.total,
+            "regraded": self.regraded,
+            "queued": self.queued,
+            "running": self.running,
+            "done": self.done,
+        }
+
+
+def regrade_progress(batch: RegradeBatch) -> RegradeProgress:
+    """How far a batch regrade got, read from its submissions' statuses and new gradings."""
+    submissions = batch.submissions.all()
+    counts = dict(submissions.values("status").annotate(n=Count("id")).values_list("status", "n"))
+    regraded = (
+        submissions.exclude(status__in=PENDING_STATUSES)
+        .filter(gradings__created_at__gte=batch.created_at)
+        .distinct()
+        .count()
+    )
+    return RegradeProgress(
+        total=sum(counts.values()),
+        regraded=regraded,
+        queued=counts.get(Status.QUEUED, 0),
+        running=counts.get(Status.RUNNING, 0),
+    )
+
+
+def regrade_batch_visible(*, user: User, batch_id: int) -> RegradeBatch | None:
+    """The batch if this user is staff of its offering."""
+    batch = RegradeBatch.objects.select_related("item", "offering").filter(pk=batch_id).first()
+    if batch is None or not user_is_staff_of(user=user, offering=batch.offering):
+        return None
+    return batch
+
+
+def regrade_candidates(*, item: Item, offering: Offering, scope: str) -> QuerySet[Submission]:
+    """The submissions a batch regrade of this item in this offering takes: every one, or the
+    latest of each student ("latest")."""
+    qs = Submission.objects.filter(item=item, offering=offering)
+    if scope == "all":
+        return qs
+    latest_ids = [
+        row["latest"] for row in qs.values("user_id").annotate(latest=Max("id")).order_by()
+    ]
+    return Submission.objects.filter(pk__in=latest_ids)
+
+
+def offerings_staffed(*, user: User) -> QuerySet[Offering]:
+    """The offerings whose work this user may regrade (all of them for a superuser)."""
+    ids = offering_ids_staffed_by(user=user)
+    qs = Offering.objects.select_related("course").order_by("-id")
+    return qs if ids is None else qs.filter(pk__in=ids)
+
+
+def regrade_batches_for(*, user: User) -> QuerySet[RegradeBatch]:
+    """The latest batch regrades in the offerings this user is staff of."""
+    qs = RegradeBatch.objects.select_related("item", "offering", "requested_by")
+    return qs.filter(offering__in=offerings_staffed(user=user))[:20]

@@ -25,7 +25,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from courseware.accounts.timezone import local_datetime_text
-from courseware.courses.models import Item, ItemKind
+from courseware.courses.models import Item, ItemKind, Offering
 from courseware.courses.selectors import enrolment_for_item, item_get_published, policy_for
 from courseware.refusals import Refused
 from courseware.submissions.models import (
@@ -33,11 +33,19 @@ from courseware.submissions.models import (
     Grading,
     ManualGrade,
     Override,
+    RegradeBatch,
+    RegradeScope,
+    SavedComment,
     Status,
     Submission,
     SubmissionKind,
 )
-from courseware.submissions.selectors import attempts_used, grading_device_for, source_limit_bytes
+from courseware.submissions.selectors import (
+    attempts_used,
+    grading_device_for,
+    regrade_candidates,
+    source_limit_bytes,
+)
 from graders.report import grader_failure
 from graders.report_types import Report
 
@@ -192,7 +200,8 @@ def submission_create(
         get_user_model().objects.select_for_update().filter(pk=user.pk).first()
         lateness = Lateness(False, 0)
         if offering is not None:
-            policy = policy_for(offering=offering, item=item)
+            # The student's own extension counts: lateness runs from their due date.
+            policy = policy_for(offering=offering, item=item, user=user)
             lateness = _lateness_or_refuse(
                 item=item,
                 policy_due=policy.due_at,
@@ -282,8 +291,8 @@ def grading_record(
     duration_s: float,
 ) -> Grading | None:
     """Store the engine's report as a new grading and finish the submission."""
-    needs_person = bool(report.get("needs_manual_grade")) or bool(report["flags"])
     submission = Submission.objects.get(pk=submission_id)
+    needs_person = bool(report["flags"]) or _hand_grades_missing(submission, report)
     # The version of the exercise files that graded it (they may have changed since submitting).
     content_hash = report["exercise_hash"] or submission.content_hash
     with transaction.atomic():
@@ -310,6 +319,20 @@ def grading_record(
             allowed_from=(Status.RUNNING,),
         )
     return grading
+
+
+def _hand_grades_missing(submission: Submission, report: Report) -> bool:
+    """Whether a hand-graded cell of this report has no person's score yet. A regrade of a
+    notebook that TAs already graded keeps their scores, so it does not wait for them again."""
+    if not report.get("needs_manual_grade"):
+        return False
+    manual = {
+        cell.get("grade_id") for cell in report.get("cells") or [] if cell.get("needs_manual_grade")
+    }
+    scored = set(
+        ManualGrade.objects.filter(submission=submission).values_list("grade_id", flat=True)
+    )
+    return not manual or not manual <= scored
 
 
 def submission_mark_failed(*, submission_id: int, run_key: str, reason: str) -> None:
@@ -420,6 +443,69 @@ def manual_grade_record(
                 allowed_from=(Status.NEEDS_REVIEW,),
             )
     return grade
+
+
+@dataclass(frozen=True)
+class CellScore:
+    """A person's score for one hand-graded cell, as typed in the grading form."""
+
+    grade_id: str
+    score: Decimal
+    comment: str
+
+
+def manual_grades_record(
+    *, submission: Submission, scores: list[CellScore], author: User
+) -> list[ManualGrade]:
+    """Score several hand-graded cells at once: all of them are saved, or (when one is
+    refused) none."""
+    with transaction.atomic():
+        return [
+            manual_grade_record(
+                submission=submission,
+                grade_id=cell.grade_id,
+                score=cell.score,
+                comment=cell.comment,
+                author=author,
+            )
+            for cell in scores
+        ]
+
+
+def saved_comment_keep(*, submission: Submission, grade_id: str, text: str, author: User) -> None:
+    """Keep a comment for reuse on this exercise's cell; one already kept counts a use more."""
+    text = text.strip()
+    if not text:
+        return
+    kept, made = SavedComment.objects.get_or_create(
+        item=submission.item, grade_id=grade_id, text=text, defaults={"author": author}
+    )
+    if not made:
+        SavedComment.objects.filter(pk=kept.pk).update(times_used=kept.times_used + 1)
+
+
+def exercise_regrade(
+    *, item: Item, offering: Offering, scope: str, requested_by: User
+) -> RegradeBatch:
+    """Regrade an exercise's submissions in one offering (after its tests changed): the
+    latest of each student, or every one. Each goes through submission_regrade; one still
+    waiting for a worker is kept in the batch, since it will be graded with the new tests."""
+    if scope not in RegradeScope.values:
+        raise Refused(_("Choose which submissions to regrade: the latest of each student or all."))
+    submissions = list(regrade_candidates(item=item, offering=offering, scope=scope))
+    if not submissions:
+        raise Refused(
+            _("Nobody in %(offering)s has submitted %(item)s yet; there is nothing to regrade.")
+            % {"offering": offering.slug, "item": item.slug}
+        )
+    with transaction.atomic():
+        batch = RegradeBatch.objects.create(
+            item=item, offering=offering, scope=scope, requested_by=requested_by
+        )
+        batch.submissions.set(submissions)
+        for submission in submissions:
+            submission_regrade(submission=submission, requested_by=requested_by)
+    return batch
 
 
 def override_record(

@@ -17,6 +17,10 @@ answers, locked cells), and a ``notebook.toml``::
     output_kb = 16       # output kept per cell (what the student sees of it)
     flood_kb = 4096      # output of one cell that stops the run
 
+    [rubric]                                 # optional: what a TA looks for, per hand-graded cell
+    explain = { en = "...", zh = "..." }     # grade_id = text, or a table with "en" (required)
+                                             # and "zh"; shown beside the answer when grading
+
 Everything else in the folder is part of the content hash (e.g. ``samples/``), but
 only the source notebook is used.
 """
@@ -71,6 +75,8 @@ class NotebookExerciseSpec:
     limits: NotebookLimits
     cells: tuple[CellInfo, ...]
     release: bytes = field(repr=False)  # the student version (.ipynb bytes)
+    # grade_id -> {language: Markdown}: the marking guide of each hand-graded cell that has one.
+    rubrics: dict[str, dict[str, str]] = field(default_factory=dict)
 
     @property
     def notebook_id(self) -> str:
@@ -98,6 +104,48 @@ def _parse_limits(table: Table) -> NotebookLimits:
     if limits.cell_s > limits.total_s:
         raise table.fail("cell_s", "must be <= limits.total_s")
     return limits
+
+
+def _parse_rubrics(table: Table) -> dict[str, dict[str, str]]:
+    """grade_id -> {language: text}; each value a string (English) or a table with "en"."""
+    rubrics: dict[str, dict[str, str]] = {}
+    for grade_id, value in table.data.items():
+        if isinstance(value, str):
+            if not value.strip():
+                raise table.fail(grade_id, "must be a non-empty string")
+            rubrics[grade_id] = {"en": value}
+            continue
+        texts = table.nested(grade_id, value)
+        texts.only(("en", "zh"))
+        if "en" not in texts:
+            raise texts.fail("en", "missing")
+        for lang in texts.data:
+            if not texts.get(lang, str).strip():
+                raise texts.fail(lang, "must be a non-empty string")
+        rubrics[grade_id] = dict(texts.data)
+    return rubrics
+
+
+def read_rubrics(folder: Path | str) -> dict[str, dict[str, str]]:
+    """The ``[rubric]`` of a notebook exercise folder, read without running nbgrader.
+
+    For pages that show the rubric beside an answer; load_notebook_exercise also checks that
+    every key names a hand-graded cell. SpecError when the file or the table is malformed.
+    """
+    top = read_toml(Path(folder) / TOML_NAME)
+    return _parse_rubrics(top.sub("rubric", {}))
+
+
+def _check_rubric_cells(
+    rubrics: dict[str, dict[str, str]], cells: tuple[CellInfo, ...], file: Path
+) -> None:
+    by_person = {cell.grade_id for cell in cells if cell.kind != "autograded_test"}
+    for grade_id in rubrics:
+        if grade_id not in by_person:
+            raise SpecError(
+                f"{file}: field 'rubric.{grade_id}': no hand-graded cell has this grade_id "
+                f"(hand-graded: {', '.join(sorted(by_person)) or 'none'})"
+            )
 
 
 def content_hash(folder: Path) -> str:
@@ -178,7 +226,7 @@ def load_notebook_exercise(folder: Path | str) -> NotebookExerciseSpec:
     if not file.is_file():
         raise SpecError(f"{file}: required file is missing")
     top = read_toml(file)
-    top.only(("slug", "title", "source", "limits"))
+    top.only(("slug", "title", "source", "limits", "rubric"))
     slug = top.get("slug", str)
     if slug != folder.name:
         raise top.fail("slug", f"{slug!r} must equal the folder name {folder.name!r}")
@@ -196,7 +244,9 @@ def load_notebook_exercise(folder: Path | str) -> NotebookExerciseSpec:
     if not source_path.is_file():
         raise top.fail("source", f"{source_name} not found")
     limits = _parse_limits(top.sub("limits", {}))
+    rubrics = _parse_rubrics(top.sub("rubric", {}))
     _, release, cells = prepare_source(source_path, f"{file}: field 'source'")
+    _check_rubric_cells(rubrics, cells, file)
     return NotebookExerciseSpec(
         slug=slug,
         chapter=folder.parent.name,
@@ -208,6 +258,7 @@ def load_notebook_exercise(folder: Path | str) -> NotebookExerciseSpec:
         limits=limits,
         cells=cells,
         release=nbgrader_steps.to_bytes(release),
+        rubrics=rubrics,
     )
 
 
