@@ -50,6 +50,7 @@ INSTALLED_APPS = [
     "courseware.gradebook",
     "courseware.quizzes",
     "courseware.roofline",
+    "courseware.instructor",
 ]
 
 MIDDLEWARE = [

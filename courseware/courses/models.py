@@ -9,6 +9,7 @@ item in one offering; where it leaves a field empty, the offering's default appl
 from __future__ import annotations
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
@@ -16,6 +17,10 @@ from django.utils.translation import gettext_lazy as _
 class Course(models.Model):
     slug = models.SlugField(_("slug"), unique=True)
     title = models.CharField(_("title"), max_length=200)
+
+    class Meta:
+        verbose_name = _("course")
+        verbose_name_plural = _("courses")
 
     def __str__(self) -> str:
         return self.title
@@ -46,6 +51,8 @@ class Offering(models.Model):
     )
 
     class Meta:
+        verbose_name = _("offering")
+        verbose_name_plural = _("offerings")
         constraints = [
             models.UniqueConstraint(fields=["course", "slug"], name="offering_unique_per_course")
         ]
@@ -69,6 +76,8 @@ class Enrolment(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name = _("enrolment")
+        verbose_name_plural = _("enrolments")
         constraints = [
             models.UniqueConstraint(fields=["user", "offering"], name="one_role_per_offering")
         ]
@@ -106,6 +115,8 @@ class Item(models.Model):
     synced_at = models.DateTimeField(auto_now=True)
 
     class Meta:
+        verbose_name = _("item")
+        verbose_name_plural = _("items")
         ordering = ["chapter", "position", "slug"]
 
     def __str__(self) -> str:
@@ -138,9 +149,67 @@ class ItemPolicy(models.Model):
     )
 
     class Meta:
+        verbose_name = _("item policy")
+        verbose_name_plural = _("item policies")
         constraints = [
             models.UniqueConstraint(fields=["offering", "item"], name="one_policy_per_item")
         ]
 
     def __str__(self) -> str:
         return f"{self.item} in {self.offering}"
+
+
+class Extension(models.Model):
+    """One student's own deadline for one item in one offering, granted by its staff.
+
+    Where it sets a date, that date replaces the item's policy for this student only, but never
+    moves a deadline earlier: an extension cannot cost the student anything, even after the
+    policy itself is later moved.
+    """
+
+    offering = models.ForeignKey(Offering, on_delete=models.CASCADE, related_name="extensions")
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="extensions")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        related_name="extensions",
+        verbose_name=_("student"),
+    )
+    due_at = models.DateTimeField(_("extended due date"), null=True, blank=True)
+    late_until = models.DateTimeField(
+        _("late work accepted until"),
+        null=True,
+        blank=True,
+        help_text=_("Empty: the item's own late window, if any."),
+    )
+    reason = models.TextField(_("reason"))
+    granted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name=_("granted by"),
+    )
+    granted_at = models.DateTimeField(_("granted at"), auto_now_add=True)
+
+    class Meta:
+        verbose_name = _("extension")
+        verbose_name_plural = _("extensions")
+        ordering = ["-granted_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["offering", "item", "user"], name="one_extension_per_student_and_item"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.item} for {self.user} in {self.offering}"
+
+    def clean(self) -> None:
+        if self.due_at is None and self.late_until is None:
+            raise ValidationError(_("Set a new due date, a new end of late work, or both."))
+        if self.due_at and self.late_until and self.late_until < self.due_at:
+            raise ValidationError(
+                {"late_until": _("Late work must end on or after the extended due date.")}
+            )

@@ -9,7 +9,15 @@ from decimal import Decimal
 from django.contrib.auth.models import User
 from django.db.models import QuerySet
 
-from courseware.courses.models import Enrolment, Item, ItemKind, ItemPolicy, Offering, Role
+from courseware.courses.models import (
+    Enrolment,
+    Extension,
+    Item,
+    ItemKind,
+    ItemPolicy,
+    Offering,
+    Role,
+)
 
 
 @dataclass(frozen=True)
@@ -19,6 +27,8 @@ class EffectivePolicy:
     late_until: datetime | None
     max_attempts: int | None
     late_penalty_per_day: Decimal
+    # The student's own extension moved due_at/late_until (the page may say so).
+    extended: bool = False
 
     @property
     def closes_at(self) -> datetime | None:
@@ -75,36 +85,85 @@ def user_is_staff_of(*, user: User, offering: Offering | None) -> bool:
     ).exists()
 
 
-def policy_for(*, offering: Offering, item: Item) -> EffectivePolicy:
+def policy_for(*, offering: Offering, item: Item, user: User | None = None) -> EffectivePolicy:
+    """The item's policy in the offering; for `user`, with their own extension applied."""
     return effective_policy(
-        offering=offering, policy=ItemPolicy.objects.filter(offering=offering, item=item).first()
+        offering=offering,
+        policy=ItemPolicy.objects.filter(offering=offering, item=item).first(),
+        extension=extension_for(offering=offering, item=item, user=user),
     )
 
 
-def policies_for(*, offering: Offering, items: list[Item]) -> dict[int, EffectivePolicy]:
-    """policy_for for many items of one offering in one query: item id → its policy."""
-    own = {
-        p.item_id: p
-        for p in ItemPolicy.objects.filter(offering=offering, item__in=[i.pk for i in items])
+def extension_for(*, offering: Offering, item: Item, user: User | None) -> Extension | None:
+    if user is None or user.pk is None:
+        return None
+    return Extension.objects.filter(offering=offering, item=item, user=user).first()
+
+
+def policies_for(
+    *, offering: Offering, items: list[Item], user: User | None = None
+) -> dict[int, EffectivePolicy]:
+    """policy_for for many items of one offering in two queries: item id → its policy."""
+    ids = [i.pk for i in items]
+    own = {p.item_id: p for p in ItemPolicy.objects.filter(offering=offering, item__in=ids)}
+    extensions: dict[int, Extension] = {}
+    if user is not None and user.pk is not None:
+        extensions = {
+            e.item_id: e
+            for e in Extension.objects.filter(offering=offering, item__in=ids, user=user)
+        }
+    return {
+        item.pk: effective_policy(
+            offering=offering, policy=own.get(item.pk), extension=extensions.get(item.pk)
+        )
+        for item in items
     }
-    return {item.pk: effective_policy(offering=offering, policy=own.get(item.pk)) for item in items}
 
 
-def effective_policy(*, offering: Offering, policy: ItemPolicy | None) -> EffectivePolicy:
-    """An item's own policy with the offering's defaults filled in where it leaves a gap."""
+def effective_policy(
+    *, offering: Offering, policy: ItemPolicy | None, extension: Extension | None = None
+) -> EffectivePolicy:
+    """An item's own policy with the offering's defaults filled in where it leaves a gap, and a
+    student's extension over its dates."""
     max_attempts = offering.default_max_attempts
     penalty = offering.default_late_penalty_per_day
     if policy is None:
         return EffectivePolicy(None, None, None, max_attempts, penalty)
+    due_at, late_until = policy.due_at, policy.late_until
+    extended = False
+    if extension is not None and due_at is not None:
+        due_at, late_until = extended_dates(
+            due_at=due_at,
+            late_until=late_until,
+            extended_due=extension.due_at,
+            extended_late=extension.late_until,
+        )
+        extended = (due_at, late_until) != (policy.due_at, policy.late_until)
     return EffectivePolicy(
         opens_at=policy.opens_at,
-        due_at=policy.due_at,
-        late_until=policy.late_until,
+        due_at=due_at,
+        late_until=late_until,
         max_attempts=policy.max_attempts if policy.max_attempts is not None else max_attempts,
         late_penalty_per_day=(
             policy.late_penalty_per_day if policy.late_penalty_per_day is not None else penalty
         ),
+        extended=extended,
     )
+
+
+def extended_dates(
+    *,
+    due_at: datetime,
+    late_until: datetime | None,
+    extended_due: datetime | None,
+    extended_late: datetime | None,
+) -> tuple[datetime, datetime | None]:
+    """The student's (due, late until): each date the later of the policy's and the
+    extension's, so an extension never takes time away (an item with no deadline keeps none)."""
+    due = max(due_at, extended_due) if extended_due is not None else due_at
+    if extended_late is None:
+        return due, late_until
+    return due, max(late_until, extended_late) if late_until is not None else extended_late
 
 
 def offering_ids_staffed_by(*, user: User) -> list[int] | None:

@@ -51,10 +51,12 @@ class QuizPolicy:
         return self.closes_at is not None and now > self.closes_at
 
 
-def quiz_policy_for(*, quiz: Quiz, offering: Offering | None) -> QuizPolicy:
-    """ItemPolicy/Offering defaults for time, attempts and lateness; QuizSettings, else the
-    quiz file, for the score per attempt and the reveal mode. With no attempt limit set
-    anywhere, a student gets one attempt per listed score."""
+def quiz_policy_for(
+    *, quiz: Quiz, offering: Offering | None, user: User | None = None
+) -> QuizPolicy:
+    """ItemPolicy/Offering defaults for time, attempts and lateness (with `user`'s own extension
+    applied); QuizSettings, else the quiz file, for the score per attempt and the reveal mode.
+    With no attempt limit set anywhere, a student gets one attempt per listed score."""
     scores = tuple(quiz.attempt_scores) or (1.0,)
     reveal = quiz.reveal
     if offering is None:
@@ -63,7 +65,7 @@ def quiz_policy_for(*, quiz: Quiz, offering: Offering | None) -> QuizPolicy:
     if own is not None:
         scores = tuple(own.attempt_scores) if own.attempt_scores else scores
         reveal = own.reveal or reveal
-    base = policy_for(offering=offering, item=quiz.item)
+    base = policy_for(offering=offering, item=quiz.item, user=user)
     return QuizPolicy(
         opens_at=base.opens_at,
         due_at=base.due_at,
@@ -331,7 +333,7 @@ def quiz_state_for(
     enrolment = enrolment_for_item(user=user, item=item)
     offering = enrolment.offering if enrolment else None
     for_staff = user_is_staff_of(user=user, offering=offering)
-    policy = quiz_policy_for(quiz=quiz, offering=offering)
+    policy = quiz_policy_for(quiz=quiz, offering=offering, user=user)
     enrolled = enrolment is not None or getattr(user, "is_superuser", False)
     closed_reason = _why_not(policy, now, enrolled)
     rows = list(quiz.questions.filter(is_active=True).order_by("position"))

@@ -220,7 +220,7 @@ def attempt_create(*, user: User, quiz_slug: str, question_key: str, answer: obj
         )
     offering = enrolment.offering if enrolment else None
     now = timezone.now()
-    policy = quiz_policy_for(quiz=item.quiz, offering=offering)
+    policy = quiz_policy_for(quiz=item.quiz, offering=offering, user=user)
     _refuse_unless_open(policy, now)
     try:
         read = answer_read(question=question, answer=answer)

@@ -1,9 +1,12 @@
-"""Demo people for a local site: a student, a TA and an instructor in one offering."""
+"""Demo people for a local site: a student, a TA and an instructor in one offering.
+
+The instructor is staff in the "Course instructors" group, so /admin/ lets them set deadlines.
+"""
 
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 
-from courseware.accounts.services import token_issue
+from courseware.accounts.services import instructor_access_grant, token_issue
 from courseware.authoring.services import course_get_default
 from courseware.courses.models import Enrolment, Offering, Role
 
@@ -30,6 +33,9 @@ class Command(BaseCommand):
                 user.is_staff = role == Role.INSTRUCTOR
                 user.save()
             Enrolment.objects.get_or_create(user=user, offering=offering, defaults={"role": role})
+            if role == Role.INSTRUCTOR:
+                # Also for a database seeded before instructors had a group: admin and pages.
+                instructor_access_grant(user=user)
             token = token_issue(user=user).key
             self.stdout.write(
                 f"  {role:<10} user {username:<10} password {password:<20} token {token}"
