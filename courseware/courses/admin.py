@@ -5,6 +5,7 @@ from django.contrib import admin
 from django.http import HttpRequest
 from django.utils.translation import gettext_lazy as _
 
+from courseware.courses.admin_scope import OfferingScopedAdmin
 from courseware.courses.models import Course, Enrolment, Extension, Item, ItemPolicy, Offering
 
 
@@ -14,13 +15,14 @@ class CourseAdmin(admin.ModelAdmin):
 
 
 @admin.register(Offering)
-class OfferingAdmin(admin.ModelAdmin):
+class OfferingAdmin(OfferingScopedAdmin):
+    offering_lookup = ""
     list_display = ("course", "slug", "title", "is_active", "default_max_attempts")
     list_filter = ("course", "is_active")
 
 
 @admin.register(Enrolment)
-class EnrolmentAdmin(admin.ModelAdmin):
+class EnrolmentAdmin(OfferingScopedAdmin):
     list_display = ("user", "user_email", "offering", "role", "created_at")
     list_filter = ("offering", "role")
     search_fields = ("user__username", "user__email", "user__first_name", "user__last_name")
@@ -39,7 +41,7 @@ class ItemAdmin(admin.ModelAdmin):
 
 
 @admin.register(ItemPolicy)
-class ItemPolicyAdmin(admin.ModelAdmin):
+class ItemPolicyAdmin(OfferingScopedAdmin):
     list_display = (
         "item",
         "offering",
@@ -56,7 +58,7 @@ class ItemPolicyAdmin(admin.ModelAdmin):
 
 
 @admin.register(Extension)
-class ExtensionAdmin(admin.ModelAdmin):
+class ExtensionAdmin(OfferingScopedAdmin):
     list_display = ("user", "item", "offering", "due_at", "late_until", "granted_by", "granted_at")
     list_filter = ("offering", "item")
     search_fields = ("user__username", "item__slug", "reason")

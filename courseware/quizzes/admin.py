@@ -1,6 +1,7 @@
 from django.contrib import admin
 from django.http import HttpRequest
 
+from courseware.courses.admin_scope import OfferingScopedAdmin
 from courseware.quizzes.models import Attempt, Question, Quiz, QuizSettings
 
 
@@ -19,12 +20,12 @@ class QuizAdmin(admin.ModelAdmin):
 
 
 @admin.register(QuizSettings)
-class QuizSettingsAdmin(admin.ModelAdmin):
+class QuizSettingsAdmin(OfferingScopedAdmin):
     list_display = ("quiz", "offering", "reveal", "attempt_scores")
 
 
 @admin.register(Attempt)
-class AttemptAdmin(admin.ModelAdmin):
+class AttemptAdmin(OfferingScopedAdmin):
     list_display = ("user", "question", "number", "raw_answer", "is_correct", "score", "is_late")
     list_filter = ("question__quiz", "is_correct")
     readonly_fields = [f.name for f in Attempt._meta.fields]

@@ -13,6 +13,7 @@ from typing import Any
 from django.contrib import admin
 from django.http import HttpRequest
 
+from courseware.courses.admin_scope import OfferingScopedAdmin
 from courseware.submissions.models import (
     Grading,
     ManualGrade,
@@ -23,8 +24,9 @@ from courseware.submissions.models import (
 )
 
 
-class ReadOnlyAdmin(admin.ModelAdmin):
-    """Rows that record what happened: shown, never added, changed or deleted by hand."""
+class ReadOnlyAdmin(OfferingScopedAdmin):
+    """Rows that record what happened: shown, never added, changed or deleted by hand, and
+    only to the staff of their offering."""
 
     def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
@@ -78,6 +80,7 @@ class SubmissionAdmin(ReadOnlyAdmin):
 
 @admin.register(Grading)
 class GradingAdmin(ReadOnlyAdmin):
+    offering_lookup = "submission__offering"
     list_display = ("__str__", "verdict", "score", "max_score", "created_at", "worker")
     list_filter = ("verdict",)
     list_select_related = ("submission__item", "submission__user")
@@ -86,6 +89,7 @@ class GradingAdmin(ReadOnlyAdmin):
 
 @admin.register(Override)
 class OverrideAdmin(ReadOnlyAdmin):
+    offering_lookup = "submission__offering"
     """Overrides are made on the submission's page, which sets the author to whoever is
     logged in and checks the score; here they are listed."""
 
@@ -96,6 +100,7 @@ class OverrideAdmin(ReadOnlyAdmin):
 
 @admin.register(ManualGrade)
 class ManualGradeAdmin(ReadOnlyAdmin):
+    offering_lookup = "submission__offering"
     list_display = ("submission", "grade_id", "author", "score", "created_at")
     list_select_related = ("submission__item", "submission__user", "author")
     readonly_fields = [f.name for f in ManualGrade._meta.fields]
