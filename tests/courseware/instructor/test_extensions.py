@@ -154,3 +154,14 @@ def test_the_extension_page_and_its_messages_are_in_chinese(cast: Cast) -> None:
     assert "给予延期" in text and "延期只能给学生更多时间" in text
     teaching = client.get(reverse("instructor-index"), HTTP_ACCEPT_LANGUAGE="zh-hans")
     assert "同步并验证课程内容" in teaching.content.decode()
+
+
+def test_the_exercise_page_shows_the_extended_date_as_the_students_own(cast: Cast) -> None:
+    ItemPolicy.objects.create(
+        offering=cast.offering, item=cast.item, due_at=FAR - timedelta(days=30)
+    )
+    extend(cast, cast.item, due_at=FAR)
+    alice = logged_in(cast.alice).get("/exercises/vector-add/").content.decode()
+    bob = logged_in(cast.bob).get("/exercises/vector-add/").content.decode()
+    assert "2099-03-01T12:30:00+00:00" in alice and "extended for you" in alice
+    assert "2099-03-01T12:30" not in bob and "extended for you" not in bob
