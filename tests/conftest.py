@@ -7,11 +7,14 @@ them. `alice` is the student, `bob` another student, `tara` the TA and `ines` th
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pytest
+from django.conf import settings
 from django.contrib.auth.models import User
 from django.test import Client
+from django.utils import translation
 
 from courseware.accounts.services import token_issue
 from courseware.authoring.services import (
@@ -66,3 +69,13 @@ def make_cast() -> Cast:
 @pytest.fixture
 def cast(db: None) -> Cast:
     return make_cast()
+
+
+@pytest.fixture(autouse=True)
+def default_language() -> Iterator[None]:
+    """A request through the test client leaves its language active in this thread
+    (LocaleMiddleware activates it and nothing deactivates it), so a test after a Chinese page
+    would read Chinese messages; every test starts in the site's default language."""
+    translation.activate(settings.LANGUAGE_CODE)
+    yield
+    translation.deactivate()

@@ -63,6 +63,11 @@ class ItemLine:
         return str(CHANGE_LABELS[self.change])
 
     @property
+    def kind_label(self) -> str:
+        """The kind in the reader's language ("Coding exercise"), not its stored code."""
+        return str(ItemKind(self.kind).label) if self.kind in ItemKind.values else self.kind
+
+    @property
     def validation_label(self) -> str:
         return str(VALIDATION_LABELS.get(self.validation, ""))
 

@@ -89,3 +89,10 @@ def test_the_exercise_preview_is_the_students_page_without_a_submit_form(cast: C
 def test_an_item_of_another_course_or_unknown_is_not_found(cast: Cast) -> None:
     url = reverse("instructor-preview", args=[cast.offering.pk, "no-such-item"])
     assert logged_in(cast.ines).get(url).status_code == 404
+
+
+def test_the_chinese_preview_names_the_unit_in_chinese(cast: Cast) -> None:
+    url = reverse("instructor-preview", args=[cast.offering.pk, QUIZ])
+    page = logged_in(cast.ines).get(url, HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    assert "以 年 为单位作答。" in page and "以 倍 为单位作答。" in page  # not "years", "x"
+    assert "以 years 为单位作答" not in page

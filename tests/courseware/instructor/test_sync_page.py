@@ -77,3 +77,14 @@ def test_a_missing_content_folder_is_reported_not_a_traceback(cast: Cast, tmp_pa
 def test_an_unknown_action_says_what_to_press(cast: Cast) -> None:
     response = logged_in(cast.ines).post(reverse("instructor-content"), {"action": "x"})
     assert "Check the files” or “Sync into the site" in response.content.decode()
+
+
+def test_the_report_names_each_kind_in_the_readers_language(cast: Cast, tmp_path: Path) -> None:
+    with override_settings(GRADERS_EXERCISES_ROOT=content_copy(tmp_path, "vector-add")):
+        response = logged_in(cast.ines).post(
+            reverse("instructor-content"), {"action": "check"}, HTTP_ACCEPT_LANGUAGE="zh-hans"
+        )
+    page = response.content.decode()
+    row = page[page.index('data-slug="vector-add"') :]
+    row = row[: row.index("</tr>")]
+    assert "编程练习" in row and ">exercise<" not in row  # the label, not the stored code
