@@ -33,10 +33,13 @@ def _staff_submission(request: AuthenticatedHttpRequest, submission_id: int) -> 
 
 def _score_from(request: AuthenticatedHttpRequest) -> Decimal | None:
     try:
-        return Decimal(request.POST.get("score", "").strip())
+        score = Decimal(request.POST.get("score", "").strip())
     except InvalidOperation:
+        score = None
+    if score is None or not score.is_finite():  # Decimal reads "NaN" and "Infinity" too
         messages.error(request, _("Type the score as a number, e.g. 3 or 2.5."))
         return None
+    return score
 
 
 def refused_to_non_staff(request: AuthenticatedHttpRequest) -> HttpResponse | None:

@@ -424,7 +424,7 @@ def manual_grade_record(
     if grade_id not in manual:
         raise Refused(_("Cell '%(cell)s' is not graded by hand.") % {"cell": grade_id})
     top = Decimal(str(manual[grade_id].get("max_score") or 0))
-    if not Decimal(0) <= score <= top:
+    if not score.is_finite() or not Decimal(0) <= score <= top:
         raise Refused(
             _("The score for '%(cell)s' must be between 0 and %(top)s.")
             % {"cell": grade_id, "top": top}
@@ -513,7 +513,7 @@ def override_record(
 ) -> Override:
     """A TA's score for the whole submission; it wins over every grading."""
     top = submission.item.max_score
-    if not Decimal(0) <= score <= top:
+    if not score.is_finite() or not Decimal(0) <= score <= top:
         raise Refused(_("The score must be between 0 and %(top)s.") % {"top": top})
     with transaction.atomic():
         override = Override.objects.create(

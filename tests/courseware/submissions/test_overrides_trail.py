@@ -95,3 +95,20 @@ def test_the_admin_cannot_add_or_change_gradings_or_overrides(cast: Cast, graded
     response = client.post(f"/admin/submissions/grading/{grading.pk}/change/", {"score": "0"})
     assert response.status_code == 403
     assert Grading.objects.get(pk=grading.pk).score == 10
+
+
+@pytest.mark.parametrize("typed", ["NaN", "sNaN", "Infinity", "-1", "1e999"])
+def test_a_score_that_is_not_a_finite_number_in_range_is_refused_with_a_message(
+    cast: Cast, typed: str
+) -> None:
+    submission = submission_create(
+        user=cast.alice,
+        exercise_slug="vector-add",
+        code="def vector_add(a, b):\n    return a + b\n",
+    )
+    response = logged_in(cast.tara).post(
+        f"/submissions/{submission.pk}/override", {"score": typed, "comment": "c"}, follow=True
+    )
+    assert response.status_code == 200
+    assert not Override.objects.filter(submission=submission).exists()
+    assert any(m.level_tag == "error" for m in response.context["messages"])
