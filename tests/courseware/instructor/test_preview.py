@@ -84,6 +84,7 @@ def test_the_exercise_preview_is_the_students_page_without_a_submit_form(cast: C
     notebook = preview(cast, "fusion-notebook")
     assert reverse("notebook-release", args=["fusion-notebook"]) in notebook
     assert 'type="file"' not in notebook
+    assert "What the notebook asks" in notebook and "read and scored by a TA" in notebook
 
 
 def test_an_item_of_another_course_or_unknown_is_not_found(cast: Cast) -> None:
