@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench.machine import describe
 from tests.hostile.corpus import HONEST, Case, Exercises, Outcome, iter_graded, run_grading
 from tests.hostile.corpus import unearned_credit as is_unearned
 
@@ -81,6 +82,8 @@ def render(
         f"- limits exceeded (a grading past {WALL_LIMIT_S:g} s, or a case that left the sandbox "
         f"broken: the honest grading after it failed or was flagged): {totals['limits']}",
         f"- wall time of the whole run: {wall:.0f} s",
+        # Wall times and phase costs depend on the machine; the verdicts must not.
+        "- machine: " + ", ".join(f"{key} {value}" for key, value in describe().items()),
         "",
         "Unearned credit, grader failures and limits exceeded must each be 0.",
         "",
