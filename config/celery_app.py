@@ -3,7 +3,7 @@
 import os
 
 from celery import Celery
-from celery.signals import worker_process_init
+from celery.signals import worker_process_init, worker_process_shutdown
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
 
@@ -21,3 +21,17 @@ def sweep_sandbox_groups(**_: object) -> None:
     from graders.containment import sweep_stale_groups
 
     sweep_stale_groups()
+
+
+@worker_process_init.connect
+def keep_sandboxes_warm(**_: object) -> None:
+    """A grading worker keeps its next sandboxes started ahead (graders/warm.py); set
+    GRADERS_WARM=0 in its environment to start every sandbox at its grading instead."""
+    os.environ.setdefault("GRADERS_WARM", "1")
+
+
+@worker_process_shutdown.connect
+def stop_warm_sandboxes(**_: object) -> None:
+    from graders import warm
+
+    warm.close_all()

@@ -13,6 +13,7 @@ it. It decides from the folder whether the exercise is code (``exercise.toml``) 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -45,6 +46,7 @@ def grade(
     slot: int | None = None,
     profile: bool = True,
     compare: bool = True,
+    on_graded: Callable[[Report], None] | None = None,
 ) -> Report:
     """Grade one submission; never raises for anything the student did.
 
@@ -52,6 +54,8 @@ def grade(
     an in-memory copy with a shorter timed phase). ``device`` defaults to the exercise's first
     device; ``slot`` picks the sandbox uid and core (None: the first free one). ``profile`` and
     ``compare`` (time the reference and naive versions alongside) apply to code exercises.
+    ``on_graded`` receives a code submission's report as soon as its grade is final, before
+    the informative profile is taken; the report returned has the profile too.
 
     Raises SpecError for a malformed exercise, ValueError for a device the exercise does not
     support, and GraderError when the grader itself broke: none of these is the student's fault.
@@ -73,7 +77,15 @@ def grade(
         return grade_notebook(exercise, source, slot=slot or 0)
     from .engine import grade_code
 
-    return grade_code(exercise, source, device, slot=slot, profile=profile, compare=compare)
+    return grade_code(
+        exercise,
+        source,
+        device,
+        slot=slot,
+        profile=profile,
+        compare=compare,
+        on_graded=on_graded,
+    )
 
 
 __all__ = [

@@ -13,6 +13,18 @@ The sandbox may since have unmapped the region, protected it or mapped something
 there: a copy that cannot be made is the submission's error (``Unplaceable``), and
 whatever was mapped there can only receive the inputs, which is harmless.
 
+Large inputs of a memory-bound exercise's timed phase come from a :class:`WindowPool`
+instead of a fresh draw per call: drawing 32M normal floats costs about 120 ms of CPU, eight
+times the 10 ms copy, and that draw was most of a grading's wall time. The pool is drawn once
+per grading from a secret seed, a little longer than each input; every call gets, for every
+input separately, a window at an offset drawn fresh from the call's secret seed. Each window
+is still an i.i.d. sample of the declared distribution, the sandbox still cannot predict it,
+and a result cached from an earlier call is useless: the inputs are paired at new relative
+offsets and rows start at new places. A forger who recognised a window would still have to
+read every input and write every output, which is all a memory-bound kernel does, so nothing
+is gained; compute-bound exercises (where reuse could pay) and row-structured distributions
+are always drawn fresh (see :func:`window_pool_suits`).
+
 Outputs are read from the frozen sandbox's memory the same way, with every size checked
 before a byte is read or parsed.
 """
@@ -27,6 +39,11 @@ from . import remote_memory
 from .harness import inputs as harness_inputs
 
 _ALIGN = 4096  # page-aligned tensors: the sandbox's views start on fresh cache lines
+# Element-wise i.i.d. distributions only: a window of such a pool is a sample of the same
+# distribution. The row-structured ones (near_constant_rows, extreme_scale) are drawn fresh.
+_IID = ("normal", "uniform", "randint", "large", "offset")
+# Below this a fresh draw is cheap enough (a few ms) that reuse is not worth a thought.
+WINDOW_POOL_MIN_BYTES = 16 << 20
 
 
 class OutputUnreadable(Exception):
@@ -52,6 +69,48 @@ def layout_bytes(layout: list[dict[str, Any]]) -> int:
     return sum(_round_up(_nbytes(item)) for item in layout)
 
 
+def window_pool_suits(layout: list[dict[str, Any]], memory_bound: bool) -> bool:
+    """Whether a timed layout may use a :class:`WindowPool` (see the module docstring)."""
+    return (
+        memory_bound
+        and layout_bytes(layout) >= WINDOW_POOL_MIN_BYTES
+        and all(item.get("dist", "normal") in _IID for item in layout)
+    )
+
+
+class WindowPool:
+    """One grading's secret pool for a layout; each call takes fresh windows of it."""
+
+    def __init__(self, layout: list[dict[str, Any]], seed: int) -> None:
+        self.key = repr(layout)
+        self.counts = [
+            _nbytes(item) // harness_inputs.DTYPES[item["dtype"]].itemsize for item in layout
+        ]
+        # An eighth longer than each input: millions of possible offsets per input and call.
+        self.slack = [max(count // 8, 4096) for count in self.counts]
+        flat = [
+            {**item, "shape": [count + slack]}
+            for item, count, slack in zip(layout, self.counts, self.slack, strict=True)
+        ]
+        self.pools = harness_inputs.make(flat, seed, "cpu")
+        self.offsets = [0] * len(layout)
+
+    def choose(self, seed: int) -> None:
+        """Fresh offsets, one per input, from the call's secret seed."""
+        generator = torch.Generator().manual_seed(seed)
+        self.offsets = [
+            int(torch.randint(0, slack + 1, (1,), generator=generator)) for slack in self.slack
+        ]
+
+    def windows(self, layout: list[dict[str, Any]]) -> list[torch.Tensor]:
+        return [
+            pool[offset : offset + count].view(item["shape"])
+            for pool, offset, count, item in zip(
+                self.pools, self.offsets, self.counts, layout, strict=True
+            )
+        ]
+
+
 class InputArena:
     """The inputs of one call at a time, staged here and placed into sandboxes on demand."""
 
@@ -59,6 +118,13 @@ class InputArena:
         self.nbytes = _round_up(max(input_bytes, 1))
         self.staging = torch.empty(self.nbytes, dtype=torch.uint8)
         self.filled: tuple[str, int] | None = None  # (layout, seed) the staging buffer holds
+        self.pool: WindowPool | None = None
+        self.windowed = False  # the inputs of the last fill are the pool's windows
+
+    def use_pool(self, layout: list[dict[str, Any]], seed: int) -> None:
+        """From now on, fills of ``layout`` take windows of a pool drawn from ``seed``."""
+        self.pool = WindowPool(layout, seed)
+        self.filled, self.windowed = None, False
 
     def placements(self, layout: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Where each input lies in the region: what the sandbox is told in ``go``."""
@@ -71,7 +137,9 @@ class InputArena:
         return placed
 
     def tensors(self, layout: list[dict[str, Any]]) -> list[torch.Tensor]:
-        """The staged inputs, as tensors over this process's staging buffer."""
+        """The staged inputs: views of the pool's windows or of the staging buffer."""
+        if self.windowed and self.pool is not None and self.pool.key == repr(layout):
+            return self.pool.windows(layout)
         return self._views(self.staging, layout)
 
     def _views(self, buffer: torch.Tensor, layout: list[dict[str, Any]]) -> list[torch.Tensor]:
@@ -93,16 +161,27 @@ class InputArena:
         The contenders of one timed round share a seed; they are drawn once.
         """
         key = (repr(layout), seed)
-        if self.filled != key:
-            self.filled = None  # half-written if the draw fails
+        if self.filled == key:
+            return
+        self.filled = None  # half-written if the draw fails
+        if self.pool is not None and self.pool.key == key[0]:
+            self.pool.choose(seed)
+            self.windowed = True
+        else:
+            self.windowed = False
             harness_inputs.fill_(self.tensors(layout), layout, seed)
-            self.filled = key
+        self.filled = key
 
     def place(self, layout: list[dict[str, Any]], pid: int, region: int) -> None:
         """Copy the staged inputs into the frozen sandbox's region at address ``region``."""
-        size = layout_bytes(layout)
         try:
-            remote_memory.write(pid, region, self.staging.data_ptr(), size)
+            if not self.windowed:
+                remote_memory.write(pid, region, self.staging.data_ptr(), layout_bytes(layout))
+                return
+            # Straight from the pool's windows: no staging copy on the way.
+            for window, place in zip(self.tensors(layout), self.placements(layout), strict=True):
+                size = window.numel() * window.element_size()
+                remote_memory.write(pid, region + place["offset"], window.data_ptr(), size)
         except remote_memory.RemoteMemoryError as exc:
             raise Unplaceable(str(exc)) from None
 

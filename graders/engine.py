@@ -21,104 +21,19 @@ Flow (all checking and all timing happen here, in the trusted process):
 
 from __future__ import annotations
 
-import contextlib
-import json
-import os
-import sys
 import time
-from pathlib import Path
+from collections.abc import Callable
 from typing import cast
 
-from . import arena, calibrate, flush_size, precheck, report, sandbox, slots
+from . import calibrate, precheck, report, runners, sandbox, slots, warm
 from .errors import GraderError
-from .layouts import input_layout
 from .model_wrapping import wrap_model_submission
-from .phases import Grader, Outcome, Run, comparison_fields
+from .phases import Outcome, Run, comparison_fields
 from .report_types import ContainmentKind, Report, Verdict
-from .session import TrustedChannel
 from .spec import ExerciseSpec
 
-GRADER_ROOT = Path(__file__).resolve().parent  # the harness/ folder inside is mounted
-
-
-def _start_session(
-    spec: ExerciseSpec,
-    device: str,
-    slot: int,
-    scratch: sandbox.Scratch,
-    text: str,
-    inputs: arena.InputArena,
-    uid: int | None = None,
-) -> TrustedChannel:
-    submission = scratch.inbox / "submission.py"
-    submission.write_text(text, encoding="utf-8")
-    os.chmod(submission, 0o644)
-    where = sandbox.layout(scratch.root, GRADER_ROOT)
-    results_r, results_w = os.pipe()
-    control_r, control_w = os.pipe()
-    job = {
-        "entry": spec.entry,
-        "device": device,
-        "submission": f"{where.scratch}/in/submission.py",
-        "results_fd": results_w,
-        "control_fd": control_r,
-        "inputs_bytes": inputs.nbytes,
-    }
-    job_path = scratch.inbox / "job.json"
-    job_path.write_text(json.dumps(job))
-    os.chmod(job_path, 0o644)
-    command = [
-        sys.executable,
-        "-I",
-        "-c",
-        f"import sys; sys.path.insert(0, {where.grader_root!r}); "
-        f"from harness.main import main; main({where.scratch + '/in/job.json'!r})",
-    ]
-    limits = sandbox.SandboxLimits(
-        cpu_s=int(spec.limits.setup_s + spec.limits.timed_s + 60),
-        memory_mb=spec.limits.memory_mb,
-        fsize_mb=max(spec.limits.output_mb, 64),
-    )
-    try:
-        process = sandbox.start(
-            command,
-            scratch=scratch.root,
-            grader_root=GRADER_ROOT,
-            device=device,
-            slot=slot,
-            limits=limits,
-            env=sandbox.sandbox_env(where.scratch, device, _gpu_env(device, slot)),
-            pass_fds=(results_w, control_r),
-            uid=uid,
-        )
-    finally:
-        os.close(results_w)  # the child holds its ends; EOF then means the child is gone
-        os.close(control_r)
-    return TrustedChannel(process, results_r, control_w)
-
-
-def _start_companions(
-    stack: contextlib.ExitStack,
-    spec: ExerciseSpec,
-    device: str,
-    slot: int,
-    inputs: arena.InputArena,
-) -> dict[str, Run]:
-    """Sandboxed children running the reference and naive code, for relative figures.
-
-    They get their own scratch dirs and their own uid, so the submission's sandbox can
-    neither read their code nor signal them.
-    """
-    companions: dict[str, Run] = {}
-    files = {"reference": spec.reference_path, "naive": spec.naive_path}
-    uid = sandbox.companion_uid(slot) if sandbox.mode() == "root" else None
-    for name, path in files.items():
-        if path is None:
-            continue
-        scratch = stack.enter_context(sandbox.Scratch(uid))
-        session = _start_session(spec, device, slot, scratch, path.read_text(), inputs, uid=uid)
-        companions[name] = Run(spec, device, session, scratch)
-    return companions
+# Told the report as soon as its grade is final, before the informative profile is taken.
+OnGraded = Callable[[Report], None]
 
 
 def _require_measure(spec: ExerciseSpec, device: str, timed: report.TimedFigures) -> None:
@@ -131,21 +46,6 @@ def _require_measure(spec: ExerciseSpec, device: str, timed: report.TimedFigures
         raise GraderError(f"the {curve.measure} figure could not be measured (companion failed)")
 
 
-def _gpu_env(device: str, slot: int) -> dict[str, str]:
-    """With $GRADERS_GPUS="0,1,..." each slot sees only its own GPU."""
-    gpus = [g for g in os.environ.get("GRADERS_GPUS", "").split(",") if g.strip()]
-    if device != "cuda" or not gpus:
-        return {}
-    return {"CUDA_VISIBLE_DEVICES": gpus[slot % len(gpus)].strip()}
-
-
-def _arena_for(spec: ExerciseSpec, device: str) -> arena.InputArena:
-    """Room for the largest inputs any phase uses."""
-    plan = spec.sizes[device]
-    sizes = [*plan.check, plan.timed, *(case.sizes_for(device) for case in spec.check_cases)]
-    return arena.InputArena(max(arena.layout_bytes(input_layout(spec, s)) for s in sizes))
-
-
 def grade_code(
     spec: ExerciseSpec,
     source: str | bytes,
@@ -154,12 +54,15 @@ def grade_code(
     slot: int | None = None,
     profile: bool = True,
     compare: bool = True,
+    on_graded: OnGraded | None = None,
 ) -> Report:
     """Grade ``source`` against ``spec`` on ``device``; see the module docstring.
 
     ``slot`` selects the sandbox uid and CPU core; None takes a free one (see slots.py)
     and waits when all are busy, so concurrent gradings never share a timing core;
     ``compare`` times reference and naive alongside; ``profile`` adds top operators.
+    ``on_graded``, when given, receives the report as soon as its grade is final, without
+    the profile, which is then taken off the critical path; the returned report has it.
     Raises ValueError for a device the exercise does not support, GraderError when
     the grader itself failed; everything the submission does ends up in the report.
     """
@@ -174,100 +77,115 @@ def grade_code(
         return builder.finish("rejected", problem, total_s=0.0)
     try:
         with slots.acquire(slot) as held:
-            return _grade_in_slot(spec, source, device, slot=held, profile=profile, compare=compare)
+            grading = _Grading(spec, device, held, compare)
+            return grading.grade(source, profile=profile, on_graded=on_graded)
     except GraderError:
         raise
     except Exception as exc:  # a bug of ours must not be blamed on the student
         raise GraderError(f"internal error while grading: {exc!r}") from exc
 
 
-def _grade_in_slot(
-    spec: ExerciseSpec,
-    source: str | bytes,
-    device: str,
-    *,
-    slot: int,
-    profile: bool,
-    compare: bool,
-) -> Report:
-    began = time.monotonic()
-    builder = report.ReportBuilder(spec, device)
-    problem, text = precheck.find_problem(source, spec.entry, spec.limits.source_bytes)
-    if problem:
-        return builder.finish("rejected", problem, total_s=time.monotonic() - began)
-    try:
-        peaks = calibrate.peaks(device, slot=slot)
-    except GraderError:
-        raise
-    except Exception as exc:
-        raise GraderError(f"calibration failed: {exc!r}") from exc
-    builder.set_peaks(peaks)
-    uid = sandbox.slot_uid(slot) if sandbox.mode() == "root" else None
-    with contextlib.ExitStack() as stack:
-        inputs = _arena_for(spec, device)
-        flusher = None
-        if device == "cpu":  # device caches are flushed by the harness, inside the window
-            flusher = flush_size.CacheFlusher(calibrate.flush_bytes(device, slot=slot), device)
-        scratch = stack.enter_context(sandbox.Scratch(uid))
-        session = _start_session(spec, device, slot, scratch, text, inputs)
-        run = Run(spec, device, session, scratch)
-        grader = Grader(spec, device, slot, inputs, flusher)
-        ending = _run_phases(stack, grader, run, builder, profile, compare)
-        # On CPU the harness only knows "cpu"; the model name is what a reader wants.
-        builder.device_name = calibrate.device_name("cpu") if device == "cpu" else run.device_name
-        builder.sandbox = {
-            "mode": sandbox.mode(),
-            "core": sandbox.pick_core(slot),
-            "slot": slot,
-            "containment": cast(ContainmentKind, run.containment.kind),
-        }
-        builder.stderr = run.session.process.stderr.text(tail=4000)
-        builder.stdout = run.session.process.stdout.text(tail=2000)
-    verdict: Verdict = "correct"
-    message: str | None = None
-    if ending is not None:
-        verdict, message = ending.verdict, ending.message
+class _Grading:
+    """One submission through a runner of the slot's bench (graders/warm.py)."""
+
+    def __init__(self, spec: ExerciseSpec, device: str, slot: int, compare: bool) -> None:
+        self.spec, self.device, self.slot, self.compare = spec, device, slot, compare
+        self.began = time.monotonic()
+        self.builder = report.ReportBuilder(spec, device)
+
+    def grade(self, source: str | bytes, *, profile: bool, on_graded: OnGraded | None) -> Report:
+        spec, device = self.spec, self.device
+        problem, text = precheck.find_problem(source, spec.entry, spec.limits.source_bytes)
+        if problem:
+            return self.builder.finish("rejected", problem, total_s=self._elapsed())
+        try:
+            peaks = calibrate.peaks(device, slot=self.slot)
+        except GraderError:
+            raise
+        except Exception as exc:
+            raise GraderError(f"calibration failed: {exc!r}") from exc
+        self.builder.set_peaks(peaks)
+        bench = warm.bench_for(spec, device, self.slot, peaks, self.compare)
+        try:
+            return self._grade_on(bench, text, profile, on_graded)
+        finally:
+            warm.release(bench)
+
+    def _elapsed(self) -> float:
+        return time.monotonic() - self.began
+
+    def _grade_on(
+        self, bench: warm.Bench, text: str, profile: bool, on_graded: OnGraded | None
+    ) -> Report:
+        waited_from = time.monotonic()
+        runner = bench.take_runner()
+        run = runner.run
+        run.timings["sandbox_start_s"] = time.monotonic() - waited_from
+        builder = self.builder
+        try:
+            runners.deliver(runner.scratch, text)
+            ending = self._run_phases(bench, run)
+            verdict, message = self._verdict(run, ending)
+            builder.correctness = run.correctness
+            builder.timings = run.timings
+            builder.device_name = self._device_name(run)
+            builder.sandbox = self._sandbox_info(run)
+            if on_graded is not None and profile and ending is None:
+                # The grade is final here; the profile only informs, so it comes after.
+                self._read_output(runner)
+                on_graded(builder.finish(verdict, message, total_s=self._elapsed()))
+            if profile and ending is None:
+                builder.profile = bench.grader.profile(run)
+        finally:
+            runner.close()
+        self._read_output(runner)
+        return builder.finish(verdict, message, total_s=self._elapsed())
+
+    def _run_phases(self, bench: warm.Bench, run: Run) -> Outcome | None:
+        """Load, check and time ``run``; the Outcome that ended it early, if any."""
+        grader, builder = bench.grader, self.builder
+        try:
+            grader.load(run)
+            with bench.hush():
+                grader.check(run)
+            # Only a submission that passed its checks needs the companions: a cold bench
+            # starts them now, a warm one has them running already.
+            companions = bench.companions_for_grading() if self.compare else {}
+            builder.companion_errors = dict(bench.companion_errors)
+            try:
+                with bench.hush():
+                    remembered = bench.times if warm.enabled() else None
+                    timed = grader.time_calls(run, companions, remembered)
+            finally:
+                for name in bench.dropped(companions):
+                    builder.companion_errors[name] = bench.companion_errors[name]
+            _require_measure(self.spec, self.device, timed)
+            builder.set_performance(timed, run.flags)
+            return None
+        except Outcome as outcome:
+            return outcome
+
+    def _verdict(self, run: Run, ending: Outcome | None) -> tuple[Verdict, str | None]:
+        if ending is None:
+            return "correct", None
         if ending.comparison is not None:
             run.correctness.update(comparison_fields(ending.comparison))
-        builder.traceback = ending.traceback or None
-    builder.correctness = run.correctness
-    builder.timings = run.timings
-    return builder.finish(verdict, message, total_s=time.monotonic() - began)
+        self.builder.traceback = ending.traceback or None
+        return ending.verdict, ending.message
 
+    def _device_name(self, run: Run) -> str | None:
+        # On CPU the harness only knows "cpu"; the model name is what a reader wants.
+        return calibrate.device_name("cpu") if self.device == "cpu" else run.device_name
 
-def _run_phases(
-    stack: contextlib.ExitStack,
-    grader: Grader,
-    run: Run,
-    builder: report.ReportBuilder,
-    profile: bool,
-    compare: bool,
-) -> Outcome | None:
-    """Start, check, time and profile ``run``; the Outcome that ended it early, if any.
+    def _sandbox_info(self, run: Run) -> report.SandboxInfo:
+        return {
+            "mode": sandbox.mode(),
+            "core": sandbox.pick_core(self.slot),
+            "slot": self.slot,
+            "containment": cast(ContainmentKind, run.containment.kind),
+        }
 
-    Every sandbox started here is closed before returning, so their output can be read.
-    """
-    spec, device, slot = run.spec, run.device, grader.slot
-    companions: dict[str, Run] = {}
-    try:
-        grader.start(run)
-        grader.check(run)
-        if compare:
-            companions = _start_companions(stack, spec, device, slot, grader.arena)
-            for name, companion in list(companions.items()):
-                try:
-                    grader.start(companion)
-                except (GraderError, Outcome) as exc:
-                    builder.companion_errors[name] = str(exc)
-                    del companions[name]
-        timed = grader.time_calls(run, companions)
-        _require_measure(spec, device, timed)
-        builder.profile = grader.profile(run) if profile else None
-        builder.set_performance(timed, run.flags)
-        return None
-    except Outcome as outcome:
-        return outcome
-    finally:
-        run.session.close()
-        for companion in companions.values():
-            companion.session.close()
+    def _read_output(self, runner: warm.Runner) -> None:
+        process = runner.run.session.process
+        self.builder.stderr = process.stderr.text(tail=4000)
+        self.builder.stdout = process.stdout.text(tail=2000)

@@ -22,7 +22,8 @@ from typing import Any
 
 import torch
 
-from . import arena, correctness, measure, protocol, sandbox, trusted_code
+from . import arena, companion_times, correctness, measure, protocol, sandbox, trusted_code
+from .companion_times import CompanionTimes, Remembered
 from .containment import Containment
 from .errors import GraderError
 from .flush_size import CacheFlusher
@@ -147,9 +148,12 @@ class Grader:
         slot: int,
         inputs: arena.InputArena,
         flusher: CacheFlusher | None,
+        *,
+        memory_bound: bool = False,
     ) -> None:
         self.spec, self.device, self.slot = spec, device, slot
         self.arena, self.flusher = inputs, flusher
+        self.memory_bound = memory_bound
         self.reference = trusted_code.load(spec.reference_path, spec.entry, spec.content_hash)
 
     # ------------------------------------------------------------------ plumbing
@@ -250,7 +254,15 @@ class Grader:
     def _expected(
         self, layout: list[dict[str, Any]], seed: int
     ) -> tuple[list[torch.Tensor], torch.Tensor]:
-        originals = harness_inputs.make(layout, seed, "cpu")
+        if self.arena.filled == (repr(layout), seed):
+            # The staged inputs themselves (no second draw). An exercise whose reference may
+            # write its inputs gets copies, so the next contender of the round still gets
+            # what was drawn.
+            originals = self.arena.tensors(layout)
+            if self.spec.allow_input_mutation:
+                originals = [t.clone() for t in originals]
+        else:
+            originals = harness_inputs.make(layout, seed, "cpu")
         inputs = [t.to(self.device) for t in originals]
         with torch.no_grad():
             expected = self.reference(*inputs)
@@ -355,8 +367,19 @@ class Grader:
     # ------------------------------------------------------------------ phases
     def start(self, run: Run) -> None:
         """Wait for the harness, measure the empty call, then let it import the submission."""
+        self.greet(run)
+        self.load(run)
+
+    def greet(self, run: Run, *, patience: float = 1.0) -> None:
+        """Wait for the harness's hello, freeze it and measure the empty call: everything
+        before the submission's first line runs. ``patience`` stretches the wait (a runner
+        started ahead of time may be frozen while other gradings time their calls)."""
+        self.await_hello(run, patience=patience)
+        self.measure_baseline(run)
+
+    def await_hello(self, run: Run, *, patience: float = 1.0) -> None:
         started = time.monotonic()
-        run.deadline = started + self.spec.limits.setup_s
+        run.deadline = started + self.spec.limits.setup_s * patience
         try:
             hello = protocol.validate(run.session.receive(run.deadline), ("hello",))
         except (ChannelClosed, ChannelTimeout, ChannelCorrupt, protocol.Malformed) as exc:
@@ -374,7 +397,9 @@ class Grader:
         run.device_name = hello["device_name"]
         run.containment.freeze()
         run.cpu_mark = run.containment.cpu_ns()
-        self._measure_baseline(run)
+
+    def load(self, run: Run) -> None:
+        """Let the harness import the submission, which must already be in its inbox."""
         loaded_at = time.monotonic()
         run.deadline = loaded_at + self.spec.limits.setup_s
         run.containment.thaw()
@@ -384,7 +409,7 @@ class Grader:
         run.cpu_mark = run.containment.cpu_ns()
         run.timings["setup_s"] = time.monotonic() - loaded_at
 
-    def _measure_baseline(self, run: Run) -> None:
+    def measure_baseline(self, run: Run) -> None:
         """The cost of a call that does nothing, measured before any student code exists.
 
         The median of several is subtracted from every window: the submission cannot
@@ -429,11 +454,15 @@ class Grader:
         run.correctness.update(comparison_fields(worst))
         run.timings["check_s"] = time.monotonic() - began
 
-    def time_calls(self, run: Run, companions: dict[str, Run]) -> TimedFigures:
+    def time_calls(
+        self, run: Run, companions: dict[str, Run], remembered: CompanionTimes | None = None
+    ) -> TimedFigures:
         """Timed phase. With companions (reference, naive), rounds alternate between the
         submission and each companion in a fresh random order, all on the same inputs,
-        so slow drifts of the machine affect every contender alike."""
-        phase = TimedPhase(self, run, companions)
+        so slow drifts of the machine affect every contender alike. ``remembered`` lets a
+        companion's median from an earlier grading stand in for a full measurement, checked
+        by a few interleaved calls (graders/companion_times.py)."""
+        phase = TimedPhase(self, run, companions, remembered)
         round_index = 0
         while True:
             seed = secrets.randbits(63)
@@ -500,13 +529,26 @@ class Grader:
 class TimedPhase:
     """The running totals of one timed phase, and one call of each contender at a time."""
 
-    def __init__(self, grader: Grader, run: Run, companions: dict[str, Run]) -> None:
+    def __init__(
+        self,
+        grader: Grader,
+        run: Run,
+        companions: dict[str, Run],
+        remembered: CompanionTimes | None = None,
+    ) -> None:
         self.grader, self.run, self.companions = grader, run, companions
+        self.remembered = remembered
+        # Per companion, the remembered median this grading may reuse (None: measure in full).
+        self.reusing: dict[str, Remembered | None] = {
+            name: remembered.reusable(name) if remembered else None for name in companions
+        }
         self.began = time.monotonic()
         spec = grader.spec
         self.policy, self.limit = spec.timing, spec.limits.timed_s
         self.sizes = spec.sizes[grader.device].timed
         self.layout = input_layout(spec, self.sizes)
+        if arena.window_pool_suits(self.layout, grader.memory_bound):
+            grader.arena.use_pool(self.layout, secrets.randbits(63))
         self.where = f"in the timed phase (sizes {self.sizes})"
         self.student_spent = 0.0  # the limit is for the submission's own calls only
         self.times: list[float] = []
@@ -523,7 +565,12 @@ class TimedPhase:
     def companion_call(self, name: str, seed: int, warm: bool) -> None:
         if name not in self.companions:
             return  # it failed earlier in this round's order
-        if not warm and measure.should_stop(self.others[name], self.policy, 0.0, float("inf")):
+        known, checks = self.reusing.get(name), self.others[name]
+        if not warm and known is not None and len(checks) >= companion_times.CHECK_CALLS:
+            if not CompanionTimes.drifted(known, checks):
+                return  # the remembered median holds; the checks are enough
+            self.reusing[name] = None  # the machine changed: measure it in full
+        if not warm and measure.should_stop(checks, self.policy, 0.0, float("inf")):
             return  # its median is pinned down; stop spending time on it
         seconds = self.grader.companion_call(self.companions, name, self.layout, seed)
         if seconds is not None and not warm:
@@ -593,6 +640,17 @@ class TimedPhase:
             if len(others[name]) < 3:  # a very busy machine: better noisy than nothing
                 others[name] = others[name] + companion.disturbed
         medians = {name: measure.summarize(t).median_s for name, t in others.items() if t}
+        reused: dict[str, float] = {}
+        now = time.monotonic()
+        for name in list(medians):
+            known = self.reusing.get(name)
+            if known is not None and not CompanionTimes.drifted(known, others[name]):
+                medians[name] = known.median_s
+                reused[name] = round(now - known.measured_at, 1)
+                if self.remembered is not None:
+                    self.remembered.reused(name)
+            elif self.remembered is not None:
+                self.remembered.remember(name, medians[name], now)
 
         def ratio(name: str) -> float | None:
             median = medians.get(name)
@@ -608,6 +666,7 @@ class TimedPhase:
             naive_median_s=medians.get("naive"),
             relative_to_reference=ratio("reference"),
             speedup_vs_naive=ratio("naive"),
+            companions_reused=reused or None,
         )
 
 

@@ -41,6 +41,7 @@ class TimedFigures:
     naive_median_s: float | None = None
     relative_to_reference: float | None = None
     speedup_vs_naive: float | None = None
+    companions_reused: dict[str, float] | None = None  # name -> age of the reused median (s)
 
     def measure(self, name: str) -> float | None:
         """The relative figure a scoring curve names, or None when it was not measured."""
@@ -95,6 +96,8 @@ class ReportBuilder:
             "claimed_s": timed.claimed_s,
             "observed_s": timed.observed_s,
         }
+        if timed.companions_reused:
+            perf["companions_reused"] = dict(timed.companions_reused)
         self.flags = list(flags)
         if roofline.implausible(perf["fraction_of_roofline"]) and "implausible_speed" not in flags:
             self.flags.append("implausible_speed")

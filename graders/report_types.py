@@ -66,6 +66,9 @@ class Performance(Figures):
     disturbed_runs: Count | None
     claimed_s: float | None
     observed_s: float | None
+    # Companions whose median was reused from an earlier grading on this slot (checked by
+    # interleaved calls, graders/companion_times.py): name -> the median's age in seconds.
+    companions_reused: NotRequired[dict[str, float]]
     # Added when the score is computed (a correct verdict only).
     points: NotRequired[NonNegative]
     measure: NotRequired[str | None]

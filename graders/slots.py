@@ -61,3 +61,22 @@ def acquire(slot: int | None = None) -> Iterator[int]:
     finally:
         for handle in handles:
             handle.close()  # closing releases the lock
+
+
+@contextlib.contextmanager
+def attempt(slot: int) -> Iterator[bool]:
+    """Hold ``slot`` for the block if it is free now (True), else do nothing (False).
+
+    Warm runners (graders/warm.py) start and measure only in this: never while a grading,
+    in this process or another, holds the slot.
+    """
+    handle = open(_lock_dir() / f"slot-{slot}.lock", "a+")  # noqa: SIM115  (closed below)
+    try:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        yield True
+    finally:
+        handle.close()  # closing releases the lock

@@ -29,6 +29,7 @@ the trusted side validates every message against graders/protocol.py):
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import importlib.util
 import json
@@ -197,6 +198,15 @@ def _call(
     return output, timer.stop()
 
 
+def _leave() -> None:
+    """Straight out: an orderly interpreter shutdown with torch loaded takes most of a second,
+    which the trusted side would wait for, and nothing done after ``exit`` earns anything."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(0)
+
+
 def _empty(*tensors: Any) -> Any:
     """The baseline call: everything a call costs except the submission's own work."""
     return tensors[0] if tensors else None
@@ -234,7 +244,7 @@ def main(job_path: str) -> None:
         command = channel.receive()
         op = command["op"]
         if op == "exit":
-            return
+            _leave()
         if op == "load":
             loaded = _load(channel, submission, job["entry"])
             if loaded is None:

@@ -1,0 +1,115 @@
+"""Starting a sandboxed harness session: the one way a grading's sandboxes come to life.
+
+Used by the engine for a grading's own sandboxes and by :mod:`graders.warm` for those started
+ahead of time. A session may start without a submission (``text=None``): the harness imports
+torch and reserves its input region, and the submission is written into its inbox later,
+before the trusted side tells it to ``load``. Either way no student code exists in the
+sandbox until then.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from . import arena, sandbox
+from .layouts import input_layout
+from .session import TrustedChannel
+from .spec import ExerciseSpec
+
+GRADER_ROOT = Path(__file__).resolve().parent  # the harness/ folder inside is mounted
+
+
+def arena_for(spec: ExerciseSpec, device: str) -> arena.InputArena:
+    """Room for the largest inputs any phase uses."""
+    plan = spec.sizes[device]
+    sizes = [*plan.check, plan.timed, *(case.sizes_for(device) for case in spec.check_cases)]
+    return arena.InputArena(max(arena.layout_bytes(input_layout(spec, s)) for s in sizes))
+
+
+def memory_bound(spec: ExerciseSpec, device: str, peaks: dict[str, Any]) -> bool:
+    """Whether the exercise's timed size lies left of the device's ridge point."""
+    sizes = spec.sizes[device].timed
+    moved, work = float(spec.cost_bytes(sizes)), float(spec.cost_flops(sizes))
+    if not peaks.get("gbps") or not peaks.get("flops_per_s") or moved <= 0:
+        return False  # unknown: draw every call afresh, which is always safe
+    return work / moved < peaks["flops_per_s"] / (peaks["gbps"] * 1e9)
+
+
+def gpu_env(device: str, slot: int) -> dict[str, str]:
+    """With $GRADERS_GPUS="0,1,..." each slot sees only its own GPU."""
+    gpus = [g for g in os.environ.get("GRADERS_GPUS", "").split(",") if g.strip()]
+    if device != "cuda" or not gpus:
+        return {}
+    return {"CUDA_VISIBLE_DEVICES": gpus[slot % len(gpus)].strip()}
+
+
+def deliver(scratch: sandbox.Scratch, text: str) -> None:
+    """Put the code the harness will import into the (read-only to it) inbox."""
+    submission = scratch.inbox / "submission.py"
+    submission.write_text(text, encoding="utf-8")
+    os.chmod(submission, 0o644)
+
+
+def start_session(
+    spec: ExerciseSpec,
+    device: str,
+    slot: int,
+    scratch: sandbox.Scratch,
+    text: str | None,
+    inputs_bytes: int,
+    uid: int | None = None,
+) -> TrustedChannel:
+    """Start the harness in a sandbox; ``text`` (if given) is the code it will import."""
+    if text is not None:
+        deliver(scratch, text)
+    where = sandbox.layout(scratch.root, GRADER_ROOT)
+    results_r, results_w = os.pipe()
+    control_r, control_w = os.pipe()
+    job = {
+        "entry": spec.entry,
+        "device": device,
+        "submission": f"{where.scratch}/in/submission.py",
+        "results_fd": results_w,
+        "control_fd": control_r,
+        "inputs_bytes": inputs_bytes,
+    }
+    job_path = scratch.inbox / "job.json"
+    job_path.write_text(json.dumps(job))
+    os.chmod(job_path, 0o644)
+    command = [
+        sys.executable,
+        "-I",
+        "-c",
+        f"import sys; sys.path.insert(0, {where.grader_root!r}); "
+        f"from harness.main import main; main({where.scratch + '/in/job.json'!r})",
+    ]
+    limits = sandbox.SandboxLimits(
+        cpu_s=cpu_limit_s(spec),
+        memory_mb=spec.limits.memory_mb,
+        fsize_mb=max(spec.limits.output_mb, 64),
+    )
+    try:
+        process = sandbox.start(
+            command,
+            scratch=scratch.root,
+            grader_root=GRADER_ROOT,
+            device=device,
+            slot=slot,
+            limits=limits,
+            env=sandbox.sandbox_env(where.scratch, device, gpu_env(device, slot)),
+            pass_fds=(results_w, control_r),
+            uid=uid,
+        )
+    finally:
+        os.close(results_w)  # the child holds its ends; EOF then means the child is gone
+        os.close(control_r)
+    return TrustedChannel(process, results_r, control_w)
+
+
+def cpu_limit_s(spec: ExerciseSpec) -> int:
+    """RLIMIT_CPU of each sandbox process: its whole life, torch's import included."""
+    return int(spec.limits.setup_s + spec.limits.timed_s + 60)

@@ -1,0 +1,225 @@
+"""Warm runners (graders/warm.py) through the real sandbox: started ahead, used once, isolated.
+
+Each test sets GRADERS_WARM=1 for itself and closes every warm sandbox afterwards.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from graders import ExerciseSpec, calibrate, companion_times, grade, slots, warm
+
+# Slot 1, which no other test grades on: a grading elsewhere holding the slot would only
+# delay these runners' baselines, never change what the tests see, but it would slow them.
+SLOT = 1
+
+# Leaves every trace a later submission could look for: a file in its home and in /tmp, an
+# environment variable, a module attribute on torch, and a child process that keeps running.
+LEAVES_TRACES = """
+import os, subprocess, sys, torch
+def vector_add(a, b):
+    for path in (os.path.expanduser("~/trace"), "/tmp/trace", "/scratch/out/trace"):
+        try:
+            with open(path, "w") as handle:
+                handle.write("left by the first submission")
+        except OSError:
+            pass
+    os.environ["TRACE"] = "1"
+    torch.trace_left = True
+    if not hasattr(torch, "trace_child"):
+        torch.trace_child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    return a + b
+"""
+
+# Correct only if it finds none of those traces; otherwise a wrong answer says which it saw.
+LOOKS_FOR_TRACES = """
+import os, torch
+def _traces():
+    found = [p for p in (os.path.expanduser("~/trace"), "/tmp/trace", "/scratch/out/trace")
+             if os.path.exists(p)]
+    if os.environ.get("TRACE"):
+        found.append("env")
+    if getattr(torch, "trace_left", False):
+        found.append("torch attribute")
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as handle:
+                if b"time.sleep(600)" in handle.read():
+                    found.append("process")
+        except OSError:
+            pass
+    return found
+SEEN = _traces()
+def vector_add(a, b):
+    return a + b if not SEEN else a - b
+"""
+
+
+@pytest.fixture
+def warm_on(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setenv("GRADERS_WARM", "1")
+    monkeypatch.setenv("GRADERS_WARM_RUNNERS", "1")
+    yield
+    warm.close_all()
+
+
+def _bench(spec: ExerciseSpec, compare: bool = False) -> warm.Bench:
+    with slots.acquire(SLOT):
+        peaks = calibrate.peaks("cpu", slot=SLOT)
+    return warm.Bench(spec, "cpu", SLOT, peaks, compare)
+
+
+def _wait_until_ready(bench: warm.Bench, timeout: float = 120.0) -> warm.Runner:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with bench.lock:
+            ready = [r for r in bench.runners if r.measured]
+        if ready:
+            return ready[0]
+        time.sleep(0.1)
+    raise AssertionError("no warm runner became ready")
+
+
+def test_a_runner_is_ready_before_its_submission_and_used_once(warm_on, quick_spec) -> None:
+    bench = _bench(quick_spec)
+    try:
+        bench.refill()
+        waiting = _wait_until_ready(bench)
+        # Frozen while idle: no CPU time passes in it, and its baseline is known.
+        before = waiting.run.containment.cpu_ns()
+        time.sleep(0.3)
+        assert waiting.run.containment.cpu_ns() == before
+        assert waiting.run.baseline_ns > 0
+        assert not (waiting.scratch.inbox / "submission.py").exists()
+        with slots.acquire(SLOT):
+            taken = bench.take_runner()
+        assert taken is waiting
+        with bench.lock:
+            assert waiting not in bench.runners  # nobody else can be handed it
+        pid = taken.run.host_pid
+        taken.close()
+        assert not os.path.exists(f"/proc/{pid}"), "a used runner must not outlive its grading"
+        assert not taken.scratch.root.exists()
+    finally:
+        bench.close()
+
+
+def test_a_runner_that_ran_while_idle_is_not_used(warm_on, quick_spec) -> None:
+    bench = _bench(quick_spec)
+    try:
+        bench.refill()
+        suspect = _wait_until_ready(bench)
+        suspect.run.cpu_mark -= 10**9  # as if a second of CPU time passed while it idled
+        with slots.acquire(SLOT):
+            taken = bench.take_runner()
+        assert taken is not suspect
+        assert suspect.run.session.process.poll() is not None, "the suspect runner is killed"
+        assert taken.measured
+        taken.close()
+    finally:
+        bench.close()
+
+
+def test_a_baseline_is_measured_only_while_the_slot_is_free(warm_on, quick_spec) -> None:
+    bench = _bench(quick_spec)
+    try:
+        with slots.acquire(SLOT):  # a grading holds the slot: its calls may be timed
+            bench.refill()
+            with bench.lock:
+                runner = bench.runners[0]
+            deadline = time.monotonic() + 120
+            while not runner.greeted and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert runner.greeted
+            time.sleep(1.0)
+            assert not runner.measured, "empty calls were timed while the slot was held"
+            with slots.attempt(SLOT) as held:
+                assert held is False
+        assert _wait_until_ready(bench) is runner
+    finally:
+        bench.close()
+
+
+def test_a_runner_still_importing_is_frozen_while_calls_are_timed(warm_on, quick_spec) -> None:
+    bench = _bench(quick_spec)
+    try:
+        bench.refill()
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            with bench.lock:
+                starting = list(bench.runners)
+            if starting:
+                break
+            time.sleep(0.01)
+        assert starting, "no runner was started"
+        runner = starting[0]
+        if runner.greeted:
+            pytest.skip("the runner finished importing before the hush began")
+        with bench.hush():
+            mark = runner.run.containment.cpu_ns()
+            time.sleep(0.5)
+            assert runner.run.containment.cpu_ns() == mark, "it ran during a timed phase"
+        _wait_until_ready(bench)  # and it goes on once the timed phase is over
+    finally:
+        bench.close()
+
+
+def test_nothing_of_one_submission_reaches_the_next(warm_on, quick_spec) -> None:
+    first = grade(quick_spec, LEAVES_TRACES, device="cpu", slot=SLOT, compare=False, profile=False)
+    assert first["verdict"] == "correct", first["message"]
+    second = grade(
+        quick_spec, LOOKS_FOR_TRACES, device="cpu", slot=SLOT, compare=False, profile=False
+    )
+    assert second["verdict"] == "correct", second["message"]
+
+
+def test_companion_times_are_reused_when_the_checks_agree(
+    warm_on, quick_spec, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Any drift passes the check here, so the second grading must reuse both medians.
+    monkeypatch.setattr(companion_times, "DRIFT", 1e9)
+    source = (quick_spec.path / "samples" / "fast.py").read_text()
+    first = grade(quick_spec, source, device="cpu", slot=SLOT, profile=False)
+    second = grade(quick_spec, source, device="cpu", slot=SLOT, profile=False)
+    assert first["verdict"] == second["verdict"] == "correct"
+    assert "companions_reused" not in first["performance"]
+    reused = second["performance"]["companions_reused"]
+    assert set(reused) == {"reference", "naive"}
+    assert second["performance"]["reference_median_s"] == first["performance"]["reference_median_s"]
+
+
+def test_profile_comes_after_the_grade(warm_on, quick_spec) -> None:
+    source = (quick_spec.path / "samples" / "fast.py").read_text()
+    early: list[dict] = []
+    final = grade(
+        quick_spec, source, device="cpu", slot=SLOT, compare=False, on_graded=early.append
+    )
+    assert len(early) == 1
+    assert early[0]["profile"] is None
+    assert final["profile"], "the returned report carries the profile"
+    assert early[0]["score"] == final["score"]
+    assert early[0]["verdict"] == final["verdict"] == "correct"
+
+
+class TestCompanionTimes:
+    def test_nothing_known_is_measured(self) -> None:
+        assert companion_times.CompanionTimes().reusable("reference") is None
+
+    def test_expiry_by_age_and_by_reuses(self) -> None:
+        times = companion_times.CompanionTimes()
+        times.remember("reference", 0.01, now=100.0)
+        assert times.reusable("reference", now=100.0 + companion_times.MAX_AGE_S - 1)
+        assert times.reusable("reference", now=100.0 + companion_times.MAX_AGE_S + 1) is None
+        for _ in range(companion_times.MAX_REUSES):
+            times.reused("reference")
+        assert times.reusable("reference", now=101.0) is None
+
+    def test_drift(self) -> None:
+        known = companion_times.Remembered(median_s=0.010, measured_at=0.0)
+        assert not companion_times.CompanionTimes.drifted(known, [0.0101, 0.0099, 0.0104])
+        assert companion_times.CompanionTimes.drifted(known, [0.0112, 0.0111, 0.0109])
+        assert companion_times.CompanionTimes.drifted(known, [])
