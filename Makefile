@@ -10,6 +10,9 @@ export DJANGO_SETTINGS_MODULE ?= config.settings.local
 $(STAMP): pyproject.toml requirements.lock
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.lock
+	# The project itself, editable and without dependencies: its commands (gpucourse).
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps \
+		--no-build-isolation -e .
 	touch $(STAMP)
 
 # The exercise page's code editor (CodeMirror 5), from npm at the versions package-lock.json

@@ -3,7 +3,12 @@
 import os
 
 from celery import Celery
-from celery.signals import worker_process_init, worker_process_shutdown
+from celery.signals import (
+    worker_init,
+    worker_process_init,
+    worker_process_shutdown,
+    worker_shutdown,
+)
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
 
@@ -23,15 +28,18 @@ def sweep_sandbox_groups(**_: object) -> None:
     sweep_stale_groups()
 
 
-@worker_process_init.connect
+@worker_init.connect
 def keep_sandboxes_warm(**_: object) -> None:
     """A grading worker keeps its next sandboxes started ahead (graders/warm.py); set
-    GRADERS_WARM=0 in its environment to start every sandbox at its grading instead."""
+    GRADERS_WARM=0 in its environment to start every sandbox at its grading instead. Set in
+    the main process, so prefork children inherit it and a solo pool (GPU workers) has it."""
     os.environ.setdefault("GRADERS_WARM", "1")
 
 
 @worker_process_shutdown.connect
+@worker_shutdown.connect
 def stop_warm_sandboxes(**_: object) -> None:
+    """Prefork children get the first signal, a solo pool's one process the second."""
     from graders import warm
 
     warm.close_all()

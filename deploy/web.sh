@@ -1,10 +1,49 @@
 #!/usr/bin/env bash
-# The web process: migrate, load content, serve. Run behind a reverse proxy that serves static/.
+# The web process: install, migrate, load content, collect static files, serve with gunicorn.
+#
+#   deploy/web.sh          everything, then serve (one machine, the compose file)
+#   deploy/web.sh setup    everything but serving, then exit (a Kubernetes init container)
+#   deploy/web.sh serve    only serve (replicas whose setup ran before them)
+#
+# Run behind a reverse proxy that serves static/ (deploy/nginx/courseware.conf.template).
+#   BIND=127.0.0.1:8000  WEB_WORKERS=4   where and how many gunicorn workers
+#   SKIP_INSTALL=1       the images set it: they ran `make install` when they were built
+#   DRY_RUN=1            print each command instead of running it
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# Builds the venv and the vendored front-end files (CodeMirror) that collectstatic gathers.
-make --no-print-directory install
-.venv/bin/python manage.py migrate --noinput
-.venv/bin/python manage.py sync_content
-.venv/bin/python manage.py collectstatic --noinput
-exec .venv/bin/gunicorn config.wsgi:application --bind "${BIND:-127.0.0.1:8000}" --workers "${WEB_WORKERS:-4}"
+
+step="${1:-all}"
+case "$step" in
+  all | setup | serve) ;;
+  *)
+    echo "usage: deploy/web.sh [setup|serve]" >&2
+    exit 2
+    ;;
+esac
+
+run() {
+  if [ "${DRY_RUN:-0}" = 1 ]; then
+    printf '%q ' "$@"
+    echo
+  else
+    "$@"
+  fi
+}
+
+if [ "$step" != serve ]; then
+  # Builds the venv and the vendored front-end files (CodeMirror) that collectstatic gathers.
+  [ "${SKIP_INSTALL:-0}" = 1 ] || run make --no-print-directory install
+  run .venv/bin/python manage.py migrate --noinput
+  run .venv/bin/python manage.py sync_content
+  run .venv/bin/python manage.py collectstatic --noinput
+fi
+[ "$step" != setup ] || exit 0
+# gunicorn trusts X-Forwarded-Proto only from FORWARDED_ALLOW_IPS (default: this machine), which
+# is how Django behind a TLS-terminating proxy sees https (secure cookies, CSRF origin checks).
+serve=(.venv/bin/gunicorn config.wsgi:application --bind "${BIND:-127.0.0.1:8000}"
+  --workers "${WEB_WORKERS:-4}" --access-logfile -)
+if [ "${DRY_RUN:-0}" = 1 ]; then
+  run "${serve[@]}"
+  exit 0
+fi
+exec "${serve[@]}"

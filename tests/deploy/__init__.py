@@ -1,0 +1,1 @@
+"""What an operator deploys (deploy/): scripts, images, compose file, Kubernetes, systemd."""
