@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from . import containment, seccomp_filter
+from . import containment, gpu_nodes, seccomp_filter
 from .errors import GraderError
 
 SCRATCH_MOUNT = "/scratch"
@@ -54,7 +54,6 @@ UID_BASE = int(os.environ.get("GRADERS_SANDBOX_UID_BASE", "64000"))
 _SYSTEM_DIRS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 # Just enough of /etc for the dynamic linker, locale and time zone.
 _ETC_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime")
-_NVIDIA_DEVICES = ("nvidiactl", "nvidia-uvm", "nvidia-uvm-tools", "nvidia-modeset")
 
 
 @dataclass(frozen=True)
@@ -223,7 +222,13 @@ def _bind_python_args() -> list[str]:
     return args
 
 
-def _bwrap_args(scratch: Path, grader_root: Path, device: str, limits: SandboxLimits) -> list[str]:
+def _bwrap_args(
+    scratch: Path,
+    grader_root: Path,
+    device: str,
+    limits: SandboxLimits,
+    visible_gpus: str | None = None,
+) -> list[str]:
     args = [
         "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
         "--unshare-cgroup-try", "--die-with-parent", "--new-session",
@@ -262,9 +267,9 @@ def _bwrap_args(scratch: Path, grader_root: Path, device: str, limits: SandboxLi
         "--chdir", SCRATCH_MOUNT,
     ]  # fmt: skip
     if device == "cuda":
-        for name in os.listdir("/dev"):
-            if name.startswith("nvidia") and (name[6:].isdigit() or name in _NVIDIA_DEVICES):
-                args += ["--dev-bind", f"/dev/{name}", f"/dev/{name}"]
+        # Only this worker's GPU: another's node would let a submission disturb its timing.
+        for name in gpu_nodes.device_nodes(visible_gpus, os.environ.get("CUDA_DEVICE_ORDER")):
+            args += ["--dev-bind", f"/dev/{name}", f"/dev/{name}"]
         args += ["--ro-bind-try", "/proc/driver/nvidia", "/proc/driver/nvidia"]
         args += ["--ro-bind-try", "/sys", "/sys"]  # NUMA/PCI topology lookups by the driver
     if mode() == "user":
@@ -458,7 +463,8 @@ def _start_contained(
         bwrap = find_bwrap()
         filter_fd = seccomp_filter.export_fd(pinned=held.pinned)
         argv = [
-            *wrapper, bwrap, *_bwrap_args(scratch, grader_root, device, limits),
+            *wrapper, bwrap,
+            *_bwrap_args(scratch, grader_root, device, limits, env.get("CUDA_VISIBLE_DEVICES")),
             "--add-seccomp-fd", str(filter_fd), "--clearenv",
         ]  # fmt: skip
         for key, value in env.items():
