@@ -289,7 +289,8 @@ class Bench:
                             return True
                 time.sleep(_RETRY_S)
         except Exception:
-            logger.exception("A warm runner failed while it was prepared")
+            if not self.closed:  # a bench being closed kills its runners mid-preparation
+                logger.exception("A warm runner failed while it was prepared")
             with self.lock:
                 if runner in self.runners:
                     self.runners.remove(runner)
