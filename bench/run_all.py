@@ -1,6 +1,10 @@
 """Run the engine benchmarks and write docs/BENCHMARKS.md.
 
 .venv/bin/python -m bench.run_all [--device cpu|cuda] [--gradings 10] [--grading-fidelity]
+    [--only engine|load]
+
+--only load runs only bench.load (the real stack under many students); by default it runs
+after the engine benchmarks, with its own defaults (`python -m bench.load --help` for more).
 
 --grading-fidelity also runs bench.grading_fidelity (CPU, about 20 minutes) and writes its
 section.
@@ -15,6 +19,7 @@ import time
 from pathlib import Path
 
 from bench import fidelity, flush_size, grading_fidelity, machine, repeatability
+from bench import load as load_bench
 from graders import calibrate
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "BENCHMARKS.md"
@@ -46,6 +51,8 @@ def _history_rows(entry: dict) -> list[str]:
         "|---|---|---|---|---|---|---|---|",
     ]
     for h in history:
+        if h.get("bench"):  # another bench's record (bench.load writes "bench": "load")
+            continue
         load = "-" if h.get("load_average_1m") is None else f"{h['load_average_1m']:.1f}"
         rows.append(
             f"| {h['measured']} | {load} | {h['fidelity_ratio']:.3f} | {h['cv_percent']:.2f}% | "
@@ -67,7 +74,11 @@ def main() -> None:
         action="store_true",
         help="also run bench.grading_fidelity (CPU only, about 20 minutes)",
     )
+    parser.add_argument("--only", choices=("engine", "load"), help="one part only")
     args = parser.parse_args()
+    load_argv = ["--doc", str(args.output), *(["--note", args.note] if args.note else [])]
+    if args.only == "load":
+        raise SystemExit(load_bench.main(load_argv))
 
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     load_before = os.getloadavg()[0]
@@ -182,6 +193,8 @@ def main() -> None:
             grading_fidelity.markdown(grading_fidelity.run()), args.output
         )
     print(f"wrote {args.output}")
+    if args.only is None:
+        raise SystemExit(load_bench.main(load_argv))
 
 
 if __name__ == "__main__":

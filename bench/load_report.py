@@ -1,0 +1,212 @@
+"""The load benchmark's record (one JSON object in bench/history.json), its Markdown table and
+its section of docs/BENCHMARKS.md.
+
+A record carries "bench": "load"; bench.run_all's own history table skips such records.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from bench import load_stats
+from bench.load_driver import Recorder
+from bench.load_stats import DbRow
+
+TITLE = "## Load: students submitting and polling on the real stack"
+BENCH = "load"
+
+
+def build_record(
+    *,
+    params: Mapping[str, Any],
+    recorder: Recorder,
+    db_rows: Mapping[int, DbRow] | None,
+    warmup_ids: Sequence[int],
+    context: Mapping[str, Any],
+) -> dict[str, Any]:
+    """Every figure of one run. `context`: measured, load_average_1m, machine, slots,
+    students_s (the students' phase), watched_s, exit_codes, note."""
+    accepted = recorder.accepted
+    result = load_stats.outcome(accepted, db_rows, exclude=warmup_ids)
+    finished = load_stats.finish_times(accepted, db_rows)
+    first_wave = [a for a in accepted if a.first_wave]
+    latency = load_stats.latency_summary(recorder.samples)
+    return {
+        "bench": BENCH,
+        "measured": context["measured"],
+        "load_average_1m": context["load_average_1m"],
+        "machine": context["machine"],
+        "params": dict(params),
+        "latency": latency,
+        "submissions": {
+            "accepted": result.accepted,
+            "refused": {str(k): v for k, v in sorted(recorder.refused.items())},
+            "graded": result.graded,
+            "failed": result.failed,
+            "lost": result.lost,
+            "lost_ids": result.lost_ids,
+            "unseen_ids": result.unseen_ids,
+            "truth": "database" if db_rows is not None else "client polls",
+        },
+        "accepted_per_s": load_stats.rate_per_s(accepted),
+        "first_wave_accepted_per_s": load_stats.rate_per_s(first_wave),
+        "drain_s": load_stats.drain_s(accepted, finished, result.lost),
+        "gradings_per_min_per_slot": load_stats.gradings_per_minute_per_slot(
+            accepted, finished, int(context["slots"])
+        ),
+        "grading_s": load_stats.grading_seconds(db_rows, [a.id for a in accepted]),
+        "submit_to_graded": load_stats.submit_to_graded(accepted, db_rows),
+        "submit_to_seen": load_stats.submit_to_seen(accepted),
+        "students_phase_s": context["students_s"],
+        "watched_s": context["watched_s"],
+        "exit_codes": dict(context["exit_codes"]),
+        "note": context.get("note", ""),
+    }
+
+
+def ms(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0f} ms" if value >= 10 else f"{value:.1f} ms"
+
+
+def sec(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f} s"
+
+
+def num(value: float | None, digits: int = 2) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def markdown_table(record: Mapping[str, Any]) -> list[str]:
+    p, lat, subs = record["params"], record["latency"], record["submissions"]
+    api, page = lat.get("api", {}), lat.get("page", {})
+    stg, seen, grading = record["submit_to_graded"], record["submit_to_seen"], record["grading_s"]
+    refused = ", ".join(f"{n} x {code}" for code, n in subs["refused"].items()) or "none"
+    lost_note = "" if not subs["lost"] else f" (ids {subs['lost_ids'][:20]})"
+    return [
+        "| figure | value | target |",
+        "|---|---|---|",
+        f"| students, students' phase, grading workers (slots), web workers | "
+        f"{p['students']}, {p['duration_s']:.0f} s, {p['workers']}, {p['web_workers']} | |",
+        f"| API latency p50 / p99 (requests, errors) | {ms(api.get('p50_ms'))} / "
+        f"**{ms(api.get('p99_ms'))}** ({api.get('count', 0)}, {api.get('errors', 0)}) "
+        f"| p99 <= 200 ms |",
+        f"| page latency p50 / p99 (requests, errors) | {ms(page.get('p50_ms'))} / "
+        f"{ms(page.get('p99_ms'))} ({page.get('count', 0)}, {page.get('errors', 0)}) | |",
+        f"| submissions accepted (refused) | {subs['accepted']} ({refused}) | |",
+        f"| accepted per second: first wave / whole run | "
+        f"{num(record['first_wave_accepted_per_s'])} / {num(record['accepted_per_s'])} | |",
+        f"| queue drained, after the last submission accepted | "
+        f"{sec(record['drain_s']) if record['drain_s'] is not None else 'never'} | |",
+        f"| gradings per minute per slot (worker's own time per grading: mean) | "
+        f"{num(record['gradings_per_min_per_slot'])} ({sec(grading['mean_s'])}) | |",
+        f"| submit to graded p50 / p90 ({stg['source']}, {stg['count']} graded) | "
+        f"{sec(stg['p50_s'])} / {sec(stg['p90_s'])} | (one student, warm worker: "
+        f"2 s / 3 s) |",
+        f"| submit to seen by the student's polls p50 / p90 ({seen['count']}) | "
+        f"{sec(seen['p50_s'])} / {sec(seen['p90_s'])} | |",
+        f"| failed (the grader broke) | {subs['failed']} | |",
+        f"| **lost** (accepted, not finished at the end; {subs['truth']}) | "
+        f"**{subs['lost']}**{lost_note} | 0 |",
+    ]
+
+
+def latency_table(record: Mapping[str, Any]) -> list[str]:
+    rows = [
+        "| requests | count | errors | p50 | p99 | max |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name, s in record["latency"].items():
+        if " " in name:  # per label; the groups are in the main table
+            rows.append(
+                f"| {name} | {s['count']} | {s['errors']} | {ms(s['p50_ms'])} | "
+                f"{ms(s['p99_ms'])} | {ms(s['max_ms'])} |"
+            )
+    return rows
+
+
+def history_table(history: Sequence[Mapping[str, Any]]) -> list[str]:
+    rows = [
+        "| measured | load avg | students / s / slots | API p50 / p99 | page p99 | "
+        "accepted/s (first wave) | drain | gradings/min/slot | submit-to-graded p50 / p90 | "
+        "lost | note |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for h in history:
+        if h.get("bench") != BENCH:
+            continue
+        p, lat, stg = h["params"], h["latency"], h["submit_to_graded"]
+        api, page = lat.get("api", {}), lat.get("page", {})
+        rows.append(
+            f"| {h['measured']} | {num(h.get('load_average_1m'), 1)} | "
+            f"{p['students']} / {p['duration_s']:.0f} / {p['workers']} | "
+            f"{ms(api.get('p50_ms'))} / {ms(api.get('p99_ms'))} | {ms(page.get('p99_ms'))} | "
+            f"{num(h['first_wave_accepted_per_s'])} | "
+            f"{sec(h['drain_s']) if h['drain_s'] is not None else 'never'} | "
+            f"{num(h['gradings_per_min_per_slot'])} | "
+            f"{sec(stg['p50_s'])} / {sec(stg['p90_s'])} | {h['submissions']['lost']} | "
+            f"{h.get('note', '')} |"
+        )
+    return rows
+
+
+def append_history(path: Path, record: Mapping[str, Any]) -> list[dict[str, Any]]:
+    history: list[dict[str, Any]] = json.loads(path.read_text()) if path.exists() else []
+    history.append(dict(record))
+    path.write_text(json.dumps(history, indent=2) + "\n")
+    return history
+
+
+def doc_section(record: Mapping[str, Any], history: Sequence[Mapping[str, Any]]) -> list[str]:
+    p = record["params"]
+    return [
+        TITLE,
+        "",
+        f"Measured {record['measured']} (1-minute load average "
+        f"{num(record['load_average_1m'], 1)} at the start) with `python -m bench.load "
+        f"--students {p['students']} --duration {p['duration_s']:.0f} --workers {p['workers']}` "
+        f"(`make bench` runs it). Machine: {record['machine']}.",
+        "",
+        "All on this machine, on loopback: gunicorn (`config.wsgi`, sync workers), PostgreSQL "
+        "and Redis (the machine's servers, a database and a Redis database number of the "
+        "bench's own), grading workers started with the worker command line of issue 14 (one "
+        "slot each) and beat. Each simulated student opens the dashboard and the exercise "
+        f"page, submits `vector-add` ({', '.join(p['samples'])}) through `POST "
+        f"/api/v1/submissions` with its token, polls `GET /api/v1/submissions/<id>` every "
+        f"{p['poll_s']} s as the exercise page does, opens the report, thinks "
+        f"{p['think_s'][0]:.0f}-{p['think_s'][1]:.0f} s and submits again, up to "
+        f"{p['max_submissions']} times, for {p['duration_s']:.0f} s; then the queue is "
+        "followed until it is empty. Latencies are measured by the students' client, queueing "
+        "in gunicorn's backlog included. Submit-to-graded is from the database (a row's "
+        "creation to its last status change), so it includes the time waiting in the queue; "
+        "the 2 s / 3 s targets of issue 14 are for one student on a warm worker "
+        "(`--students 1`). Lost: accepted (201) and not graded (or failed) when the watch "
+        "ended; the database is read for that.",
+        "",
+        *markdown_table(record),
+        "",
+        *latency_table(record),
+        "",
+        "### Load runs",
+        "",
+        *history_table(history),
+        "",
+    ]
+
+
+def write_section(doc: Path, lines: Sequence[str]) -> None:
+    """Replace this bench's `## ` section of `doc` (or append it), leaving the others alone."""
+    old = doc.read_text().splitlines() if doc.exists() else []
+    out: list[str] = []
+    skipping = False
+    for line in old:
+        if line.startswith("## "):
+            skipping = line == TITLE
+        if not skipping:
+            out.append(line)
+    while out and not out[-1].strip():
+        out.pop()
+    doc.parent.mkdir(parents=True, exist_ok=True)
+    doc.write_text("\n".join([*out, "", *lines]).rstrip("\n") + "\n")

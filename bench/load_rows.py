@@ -1,0 +1,48 @@
+"""The submission rows at the end of a load run, read straight from the stack's database.
+
+The database is the truth (contract of issue 14): what a row says decides whether a
+submission was lost. This reads the tables by their Django names with plain SQL, so the
+benchmark does not import the models another engineer is changing; if their shape changed
+beyond reading, `read_rows` returns None with the reason and the figures fall back to what
+the students' polls saw.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import psycopg
+
+from bench.load_stats import FINISHED, DbRow
+
+SUBMISSIONS = """
+SELECT id, status, created_at, status_changed_at FROM submissions_submission
+"""
+# The first grading of each submission: its duration and which worker made it.
+GRADINGS = """
+SELECT DISTINCT ON (submission_id) submission_id, duration_s, worker
+FROM submissions_grading ORDER BY submission_id, id
+"""
+
+
+def read_rows(database_url: str) -> dict[int, DbRow] | None:
+    try:
+        with psycopg.connect(database_url) as conn:
+            submissions = conn.execute(SUBMISSIONS).fetchall()
+            gradings = {row[0]: (row[1], row[2]) for row in conn.execute(GRADINGS).fetchall()}
+    except psycopg.Error as exc:
+        print(f"load bench: could not read the submission rows ({exc}); using the polls")
+        sys.stdout.flush()
+        return None
+    rows: dict[int, DbRow] = {}
+    for row_id, status, created_at, changed_at in submissions:
+        duration, worker = gradings.get(row_id, (None, None))
+        rows[int(row_id)] = DbRow(
+            id=int(row_id),
+            status=str(status),
+            created_at=created_at.timestamp(),
+            finished_at=changed_at.timestamp() if status in FINISHED else None,
+            grading_s=float(duration) if duration is not None else None,
+            worker=str(worker) if worker else None,
+        )
+    return rows
