@@ -120,10 +120,18 @@ class InputArena:
         self.filled: tuple[str, int] | None = None  # (layout, seed) the staging buffer holds
         self.pool: WindowPool | None = None
         self.windowed = False  # the inputs of the last fill are the pool's windows
+        self.staged_pool: WindowPool | None = None  # drawn ahead for the next grading
+
+    def stage_pool(self, layout: list[dict[str, Any]], seed: int) -> None:
+        """Draw the next grading's pool now, while no grading runs (graders/warm.py)."""
+        self.staged_pool = WindowPool(layout, seed)
 
     def use_pool(self, layout: list[dict[str, Any]], seed: int) -> None:
-        """From now on, fills of ``layout`` take windows of a pool drawn from ``seed``."""
-        self.pool = WindowPool(layout, seed)
+        """From now on, fills of ``layout`` take windows of a fresh pool: the one drawn ahead,
+        used by this grading only, or else one drawn now from ``seed``."""
+        staged, self.staged_pool = self.staged_pool, None
+        fresh = staged is not None and staged.key == repr(layout)
+        self.pool = staged if fresh and staged is not None else WindowPool(layout, seed)
         self.filled, self.windowed = None, False
 
     def placements(self, layout: list[dict[str, Any]]) -> list[dict[str, Any]]:

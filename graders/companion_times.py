@@ -6,9 +6,10 @@ only when the machine does, so a grading may reuse them under three rules:
 
 - **interleaved re-measurement**: every grading still times each companion ``CHECK_CALLS``
   times, interleaved with the submission's calls on the same inputs as before;
-- **drift check**: when the median of those calls is more than ``DRIFT`` away from the
-  remembered median, the grading measures that companion in full, as if nothing were
-  remembered, and remembers the new median;
+- **drift check**: when the median of those calls is further from the remembered median than
+  ``DRIFT`` (5%) or than twice the standard error of a median of that many calls (estimated
+  from the spread of the full measurement), the grading measures that companion in full,
+  as if nothing were remembered, and remembers the new median;
 - **expiry**: a median older than ``MAX_AGE_S`` or reused ``MAX_REUSES`` times is measured in
   full again.
 
@@ -19,6 +20,7 @@ what this costs in accuracy against timing them in full every time.
 
 from __future__ import annotations
 
+import math
 import statistics
 import time
 from dataclasses import dataclass
@@ -33,6 +35,7 @@ MAX_REUSES = 20
 class Remembered:
     median_s: float
     measured_at: float
+    rel_iqr: float = 0.0  # the spread of the calls it was measured from (IQR / median)
     reuses: int = 0
 
 
@@ -56,10 +59,15 @@ class CompanionTimes:
         if not checks:
             return True
         fresh = statistics.median(checks)
-        return abs(fresh - known.median_s) > DRIFT * known.median_s
+        # sigma ~ IQR / 1.349 and se(median) ~ 1.2533 sigma / sqrt(n), as in measure.py: on a
+        # noisier machine three calls say less, and a 5% bar alone would measure every time.
+        noise = 2 * 1.2533 * known.rel_iqr / 1.349 / math.sqrt(len(checks))
+        return abs(fresh - known.median_s) > max(DRIFT, noise) * known.median_s
 
     def reused(self, name: str) -> None:
         self.known[name].reuses += 1
 
-    def remember(self, name: str, median_s: float, now: float | None = None) -> None:
-        self.known[name] = Remembered(median_s, time.monotonic() if now is None else now)
+    def remember(
+        self, name: str, median_s: float, rel_iqr: float = 0.0, now: float | None = None
+    ) -> None:
+        self.known[name] = Remembered(median_s, time.monotonic() if now is None else now, rel_iqr)

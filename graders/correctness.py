@@ -125,6 +125,8 @@ def compare(got: torch.Tensor, expected: torch.Tensor, tol: Tolerance) -> Compar
     expected = expected.to("cpu")
     if got.numel() == 0:
         return Comparison(True, max_abs_err=0.0, max_rel_err=0.0, mismatch_fraction=0.0)
+    if torch.equal(got, expected):  # bit-for-bit the reference's: one cheap pass suffices
+        return Comparison(True, max_abs_err=0.0, max_rel_err=0.0, mismatch_fraction=0.0)
     flat_got, flat_expected = got.reshape(-1), expected.reshape(-1)
     errors = _Errors()
     for start in range(0, flat_got.numel(), _CHUNK):

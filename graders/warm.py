@@ -31,15 +31,17 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import secrets
 import threading
 import time
 from collections.abc import Iterator
 from typing import Any
 
-from . import calibrate, runners, sandbox, slots
+from . import arena, calibrate, runners, sandbox, slots
 from .companion_times import CompanionTimes
 from .errors import GraderError
 from .flush_size import CacheFlusher
+from .layouts import input_layout
 from .phases import Grader, Outcome, Run
 from .spec import ExerciseSpec
 
@@ -266,10 +268,26 @@ class Bench:
         while True:
             with self.lock:
                 pending = [r for r in self.runners if not r.measured and not r.taken]
-                if self.closed or not pending:
+                if self.closed:
                     return
+            if not pending:
+                break
             if not self._prepare(pending[0]):
                 return
+        self._stage_pool()
+
+    def _stage_pool(self) -> None:
+        """Draw the next grading's input pool (a quarter of a second for vector-add) while
+        no grading holds the slot, so the grading does not wait for it."""
+        layout = input_layout(self.spec, self.spec.sizes[self.device].timed)
+        if not arena.window_pool_suits(layout, self.grader.memory_bound):
+            return
+        while not self.closed and self.arena.staged_pool is None:
+            with slots.attempt(self.slot) as held:
+                if held:
+                    self.arena.stage_pool(layout, secrets.randbits(63))
+                    return
+            time.sleep(_RETRY_S)
 
     def _prepare(self, runner: Runner) -> bool:
         """Greet it, then measure its baseline once no grading holds the slot."""

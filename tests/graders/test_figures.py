@@ -70,6 +70,27 @@ def test_compare_nan_matches_nan_only() -> None:
     assert result.first_mismatch["expected"] == "nan"
 
 
+def test_compare_over_many_chunks_finds_the_first_and_the_largest() -> None:
+    # Several of the comparison's chunks (64K elements each), mismatches in later ones only.
+    expected = torch.linspace(1.0, 2.0, 300_000).reshape(3, 100_000)
+    got = expected.clone()
+    got[1, 70_000] += 0.5  # flat 170000: the third chunk
+    got[2, 99_999] += 3.0  # the last element: the largest error
+    result = correctness.compare(got, expected, Tolerance(1e-6, 1e-5))
+    assert not result.passed
+    assert result.first_mismatch is not None and result.first_mismatch["index"] == [1, 70_000]
+    assert result.max_abs_err == pytest.approx(3.0, rel=1e-6)
+    assert result.mismatch_fraction == pytest.approx(2 / 300_000)
+    # An infinity in a late chunk makes the errors infinite, as in one pass.
+    got = expected.clone()
+    got[2, 5] = float("inf")
+    result = correctness.compare(got, expected, Tolerance(1e-6, 1e-5))
+    assert not result.passed and result.max_abs_err == float("inf")
+    # Within tolerance but not bit-for-bit equal: passes, with its small error reported.
+    result = correctness.compare(expected * (1 + 1e-7), expected, Tolerance(1e-6, 1e-5))
+    assert result.passed and 0 < (result.max_rel_err or 0) < 1e-5
+
+
 def test_description_checks() -> None:
     expected = torch.zeros(4)
     ok = {"type": "Tensor", "shape": [4], "dtype": "float32", "device": "cpu"}

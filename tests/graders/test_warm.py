@@ -211,7 +211,7 @@ class TestCompanionTimes:
 
     def test_expiry_by_age_and_by_reuses(self) -> None:
         times = companion_times.CompanionTimes()
-        times.remember("reference", 0.01, now=100.0)
+        times.remember("reference", 0.01, rel_iqr=0.02, now=100.0)
         assert times.reusable("reference", now=100.0 + companion_times.MAX_AGE_S - 1)
         assert times.reusable("reference", now=100.0 + companion_times.MAX_AGE_S + 1) is None
         for _ in range(companion_times.MAX_REUSES):
@@ -219,7 +219,13 @@ class TestCompanionTimes:
         assert times.reusable("reference", now=101.0) is None
 
     def test_drift(self) -> None:
-        known = companion_times.Remembered(median_s=0.010, measured_at=0.0)
+        known = companion_times.Remembered(median_s=0.010, measured_at=0.0, rel_iqr=0.02)
         assert not companion_times.CompanionTimes.drifted(known, [0.0101, 0.0099, 0.0104])
         assert companion_times.CompanionTimes.drifted(known, [0.0112, 0.0111, 0.0109])
         assert companion_times.CompanionTimes.drifted(known, [])
+
+    def test_a_noisier_measurement_tolerates_more(self) -> None:
+        # Measured with a 30% spread, three calls 8% off are within the noise: reused.
+        noisy = companion_times.Remembered(median_s=0.010, measured_at=0.0, rel_iqr=0.3)
+        assert not companion_times.CompanionTimes.drifted(noisy, [0.0108, 0.0109, 0.0107])
+        assert companion_times.CompanionTimes.drifted(noisy, [0.0150, 0.0149, 0.0151])
