@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export DJANGO_SETTINGS_MODULE ?= config.settings.local
 
-.PHONY: install browser run test test-embedded-e2e bench reliability lint migrate
+.PHONY: install browser faults-tools run test test-embedded-e2e bench reliability lint migrate
 
 $(STAMP): pyproject.toml requirements.lock
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -49,9 +49,21 @@ browser:
 			--no-install-recommends chromium fonts-noto-cjk; \
 	fi
 
+# The fault tests (tests/faults/) run PostgreSQL and Redis servers of their own, on other ports
+# (never the machine's own), and put workers on hosts made of network namespaces: they need
+# Debian's server binaries, iproute2 (ip) and util-linux (nsenter, unshare, runuser). Needs root
+# (or sudo) the first time on a machine.
+faults-tools:
+	@if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || ! command -v redis-server >/dev/null \
+		|| ! command -v ip >/dev/null || ! command -v nsenter >/dev/null; then \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq \
+			--no-install-recommends postgresql redis-server iproute2 util-linux; \
+	fi
+
 # The whole suite on whatever DATABASE_URL/REDIS_URL say; where they point at servers, the
 # end-to-end tests run a second time on the embedded defaults (SQLite, filesystem broker).
-test: install browser
+test: install browser faults-tools
 	DJANGO_SETTINGS_MODULE=config.settings.test $(BIN)/python -m pytest
 	@if [ -n "$$DATABASE_URL$$REDIS_URL" ]; then $(MAKE) --no-print-directory test-embedded-e2e; fi
 

@@ -2,6 +2,8 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path, re_path
 
+from courseware.accounts import views as account_views
+from courseware.fleet import views as fleet_views
 from courseware.gradebook import views as gradebook_views
 from courseware.quizzes import urls as quiz_urls
 from courseware.roofline import views as roofline_views
@@ -21,6 +23,14 @@ api_v1 = [
         name="api-submission-notebook",
     ),
     re_path(r"^exercises/?$", api.exercises_collection, name="api-exercises"),
+    re_path(
+        r"^exercises/(?P<slug>[-a-zA-Z0-9_]+)/?$", api.exercise_detail, name="api-exercise-detail"
+    ),
+    re_path(
+        r"^exercises/(?P<slug>[-a-zA-Z0-9_]+)/starter/?$",
+        api.exercise_starter,
+        name="api-exercise-starter",
+    ),
     *quiz_urls.api_urls,
 ]
 
@@ -70,9 +80,12 @@ urlpatterns = [
     ),
     path("quizzes/", include(quiz_urls.page_urls)),
     path("roofline/", roofline_views.roofline, name="roofline"),
+    path("instructor/fleet/", fleet_views.fleet, name="fleet"),
     path("instructor/", include("courseware.instructor.urls")),
+    path("lti/", include("courseware.lti.urls")),
     path("login/", auth_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("account/token/", account_views.api_token, name="api-token"),
     path("i18n/", include("django.conf.urls.i18n")),
     path("admin/", admin.site.urls),
     re_path(r"^api/v1/", include(api_v1)),

@@ -18,6 +18,9 @@ An exercise is a folder ``exercises/<chapter>/<slug>/`` holding:
     entry = "vector_add"                     # function the student defines
     signature = "vector_add(a, b) -> Tensor" # display only
     devices = ["cpu", "cuda"]
+    worker_kinds = ["cpu", "cuda-h100"]      # optional: the workers that may grade it, each
+                                             #   "cpu", "cuda" (any CUDA worker) or
+                                             #   "cuda-<model>"; default: ``devices``
 
     [inputs]                                 # call order = table order
     a = { shape = ["n"], dtype = "float32", dist = "normal", scale = 1.0 }
@@ -89,6 +92,7 @@ Formulas are evaluated by :mod:`graders.formula` (no ``eval``).
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -99,6 +103,9 @@ from .errors import SpecError
 from .formula import DTYPE_SIZES, Formula, FormulaError
 
 DEVICE_KINDS = ("cpu", "cuda")
+# A worker kind names the device a grading worker has (its Celery queue has the same name):
+# "cpu", or "cuda-<model>" in lower case ("cuda-h100"); plain "cuda" is any CUDA worker.
+WORKER_KIND_PATTERN = re.compile(r"cpu|cuda(-[a-z0-9]+)*")
 DISTRIBUTIONS = ("normal", "uniform", "randint")
 # The adversarial kinds only ``[[check_cases]]`` may choose (graders/harness/inputs.py
 # draws them), each with the extra layout key it accepts besides ``scale``.
@@ -233,6 +240,8 @@ class ExerciseSpec:
     starter: str = field(repr=False)
     kernelbench: KernelBenchEntry | None = None
     check_cases: tuple[CheckCase, ...] = ()
+    # The worker kinds that may grade it (see WORKER_KIND_PATTERN); default: ``devices``.
+    worker_kinds: tuple[str, ...] = ()
 
     @property
     def max_score(self) -> float:
@@ -498,6 +507,23 @@ def _parse_kernelbench(table: Table) -> KernelBenchEntry:
     )
 
 
+def worker_kind_device(kind: str) -> str:
+    """The engine's device ("cpu" or "cuda") that a worker kind grades on; ValueError for a
+    name that is not a worker kind."""
+    if not WORKER_KIND_PATTERN.fullmatch(kind):
+        raise ValueError(
+            f"{kind!r} is not a worker kind: use 'cpu', or 'cuda-<model>' in lower case "
+            "(e.g. 'cuda-h100')"
+        )
+    return "cpu" if kind == "cpu" else "cuda"
+
+
+def worker_kind_allowed(kind: str, allowed: tuple[str, ...]) -> bool:
+    """Whether a worker of `kind` may grade an exercise listing `allowed` ("cuda" there
+    admits every CUDA worker)."""
+    return kind in allowed or ("cuda" in allowed and kind.startswith("cuda-"))
+
+
 def load_exercise(folder: Path | str) -> ExerciseSpec:
     """Load and validate one exercise folder; raises SpecError naming file and field."""
     folder = Path(folder).resolve()
@@ -515,6 +541,7 @@ def load_exercise(folder: Path | str) -> ExerciseSpec:
             "entry",
             "signature",
             "devices",
+            "worker_kinds",
             "inputs",
             "sizes",
             "cost",
@@ -543,6 +570,7 @@ def load_exercise(folder: Path | str) -> ExerciseSpec:
     if not devices_raw or any(d not in DEVICE_KINDS for d in devices_raw):
         raise top.fail("devices", f"must be a non-empty list drawn from {DEVICE_KINDS}")
     devices = tuple(devices_raw)
+    worker_kinds = _parse_worker_kinds(top, devices)
 
     inputs = _parse_inputs(top.sub("inputs"))
     sizes = _parse_sizes(top.sub("sizes"), devices)
@@ -595,7 +623,30 @@ def load_exercise(folder: Path | str) -> ExerciseSpec:
         starter=(folder / "starter.py").read_text(encoding="utf-8"),
         kernelbench=kernelbench,
         check_cases=check_cases,
+        worker_kinds=worker_kinds,
     )
+
+
+def _parse_worker_kinds(top: Table, devices: tuple[str, ...]) -> tuple[str, ...]:
+    """``worker_kinds``: which workers may grade it; each must grade one of ``devices``."""
+    if "worker_kinds" not in top:
+        return devices
+    kinds = top.get("worker_kinds", list)
+    if not kinds or len(set(kinds)) != len(kinds):
+        raise top.fail("worker_kinds", "must be a non-empty list without repeats")
+    for kind in kinds:
+        if not isinstance(kind, str) or not WORKER_KIND_PATTERN.fullmatch(kind):
+            raise top.fail(
+                "worker_kinds",
+                f"{kind!r} is not a worker kind: use 'cpu', 'cuda' (any CUDA worker) or "
+                "'cuda-<model>' in lower case, e.g. 'cuda-h100'",
+            )
+        if worker_kind_device(kind) not in devices:
+            raise top.fail(
+                "worker_kinds",
+                f"{kind!r} grades on {worker_kind_device(kind)!r}, which 'devices' does not list",
+            )
+    return tuple(kinds)
 
 
 def iter_exercises(root: Path | str) -> list[ExerciseSpec]:

@@ -52,7 +52,7 @@ def main() -> int:
             "config",
             "worker",
             "-Q",
-            queue,
+            f"{queue},lti",  # and the LMS grade passback's queue (courseware/lti)
             "--concurrency",
             "1",
             "--beat",

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -35,11 +36,34 @@ def database_url_for_worker() -> str:
 
 
 class Worker:
-    """Starts and stops `celery worker` as a separate process, logging to a file."""
+    """Starts and stops `celery worker` as a separate process, logging to a file.
 
-    def __init__(self, log_path: Path) -> None:
+    With a `slot`, it starts as the fleet's workers do (the contract in README's operations
+    section): `-Q <kind> --concurrency 1 --prefetch-multiplier 1 --hostname <kind>-<slot>@%h`
+    with GRADERS_WORKER_KIND and GRADERS_SLOT set; `env` adds to its environment."""
+
+    def __init__(
+        self,
+        log_path: Path,
+        *,
+        kind: str = "cpu",
+        slot: int | None = None,
+        env: dict[str, str] | None = None,
+    ) -> None:
         self.log_path = log_path
+        self.kind, self.slot = kind, slot
+        self.extra_env = dict(env or {})
         self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def _node_prefix(self) -> str:
+        return f"e2e-{os.getpid()}" if self.slot is None else f"{self.kind}-{self.slot}"
+
+    @property
+    def node_name(self) -> str:
+        """The Celery node name (`%h` is this host's name), as the fleet registry and a
+        claim's `claimed_by` hold it."""
+        return f"{self._node_prefix}@{socket.gethostname()}"
 
     def start(self) -> None:
         env = {
@@ -48,7 +72,11 @@ class Worker:
             "DATABASE_URL": database_url_for_worker(),
             "CELERY_FS_BROKER_DIR": str(settings.CELERY_FS_BROKER_DIR),
             "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
+            "GRADERS_WORKER_KIND": self.kind,
+            **self.extra_env,
         }
+        if self.slot is not None:
+            env["GRADERS_SLOT"] = str(self.slot)
         log = self.log_path.open("ab")
         self.proc = subprocess.Popen(
             [
@@ -59,15 +87,17 @@ class Worker:
                 "config",
                 "worker",
                 "-Q",
-                "cpu",
+                self.kind,
                 "--concurrency",
+                "1",
+                "--prefetch-multiplier",
                 "1",
                 "--loglevel",
                 "INFO",
                 "--without-gossip",
                 "--without-mingle",
                 "--hostname",
-                f"e2e-{os.getpid()}@%h",
+                f"{self._node_prefix}@%h",
             ],
             cwd=ROOT,
             env=env,
@@ -83,6 +113,13 @@ class Worker:
         try:
             self.proc.wait(timeout=30)
         except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+
+    def kill(self) -> None:
+        """SIGKILL the whole worker (main process, pool child and the sandbox under it), as a
+        machine that dies would: nothing gets to clean up or say goodbye."""
+        if self.proc is not None and self.proc.poll() is None:
             os.killpg(self.proc.pid, signal.SIGKILL)
             self.proc.wait()
 

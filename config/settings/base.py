@@ -51,10 +51,15 @@ INSTALLED_APPS = [
     "courseware.quizzes",
     "courseware.roofline",
     "courseware.instructor",
+    "courseware.fleet",
+    "courseware.lti",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Before the session, CSRF and clickjacking middleware: for sessions begun by an LTI launch
+    # it lets the LMS frame the pages and sends those cookies SameSite=None (courseware/lti).
+    "courseware.lti.frames.LtiFrameMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
     "courseware.accounts.timezone.TimeZoneMiddleware",
@@ -63,6 +68,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # While PostgreSQL is unreachable, pages and the API answer 503 (courseware/outage.py).
+    "courseware.outage.DatabaseOutageMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -97,6 +104,19 @@ DATABASES = {
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # The web server and the worker write to the same file: wait for the lock, don't fail.
     DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 30
+elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # A database host that stops answering (network cut, host down) would hold every request
+    # and worker for the kernel's timeouts: ~2 minutes to connect, ~15 for a query on an open
+    # connection. Give up sooner instead, so pages answer 503 and workers retry
+    # (courseware/outage.py, courseware/submissions/db_retry.py). The same names in
+    # DATABASE_URL's query (`?connect_timeout=5`) override these.
+    DATABASES["default"].setdefault("OPTIONS", {})
+    DATABASES["default"]["OPTIONS"].setdefault(
+        "connect_timeout", env_int("DATABASE_CONNECT_TIMEOUT_S", 10)
+    )
+    DATABASES["default"]["OPTIONS"].setdefault(
+        "tcp_user_timeout", env_int("DATABASE_TCP_USER_TIMEOUT_MS", 30_000)
+    )
 
 # --- Auth -------------------------------------------------------------------------------------
 
@@ -165,6 +185,17 @@ CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 660)
 CELERY_TASK_DEFAULT_QUEUE = "cpu"
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 
+# --- LTI grade passback (courseware/lti) ------------------------------------------------------
+
+# Scores go to LMSes from their own queue, so a slow or down LMS never holds a grading worker:
+# `celery -A config worker -Q lti` (scripts/run_local.py's worker consumes it too).
+LTI_PASSBACK_QUEUE = os.environ.get("LTI_PASSBACK_QUEUE", "lti")
+CELERY_TASK_ROUTES = {"lti.*": {"queue": LTI_PASSBACK_QUEUE}}
+LTI_PASSBACK_BACKOFF_S = float(os.environ.get("LTI_PASSBACK_BACKOFF_S", "30"))  # then ×2 each
+LTI_PASSBACK_MAX_RETRIES = env_int("LTI_PASSBACK_MAX_RETRIES", 8)  # 30 s … ~2 h, then failed
+# The site's address as LMSes must see it, when the request's host and scheme are not it.
+LTI_TOOL_BASE_URL = os.environ.get("LTI_TOOL_BASE_URL", "")
+
 # --- Grading ----------------------------------------------------------------------------------
 
 # The device kind this deployment grades on by default; a worker consumes the queue of the same
@@ -180,6 +211,19 @@ SUBMISSIONS_MAX_PENDING_PER_STUDENT = env_int("SUBMISSIONS_MAX_PENDING_PER_STUDE
 SUBMISSIONS_MAX_BODY_BYTES = env_int("SUBMISSIONS_MAX_BODY_BYTES", 5 * 1024 * 1024)
 # A submission still queued or running after this long is put back on the queue.
 SUBMISSIONS_STALE_AFTER_S = env_int("SUBMISSIONS_STALE_AFTER_S", 900)
+# The worker kind (and queue) of this worker process: "cpu", or "cuda-<model>" ("cuda-h100").
+GRADERS_WORKER_KIND = os.environ.get("GRADERS_WORKER_KIND", GRADING_DEVICE_KIND)
+# The fleet registry (courseware/fleet): each worker beats this often; one silent for
+# FLEET_GONE_AFTER_S is gone, and the submission it was grading is reclaimed.
+FLEET_HEARTBEAT_S = env_int("FLEET_HEARTBEAT_S", 5)
+FLEET_GONE_AFTER_S = env_int("FLEET_GONE_AFTER_S", 30)
+# An idle worker sends itself a wake-up for work of its kind queued this long (a lost message).
+SUBMISSIONS_WAKE_AFTER_S = env_int("SUBMISSIONS_WAKE_AFTER_S", 30)
+# A submission whose grading lost its worker this many times goes to a TA, not to another one.
+SUBMISSIONS_MAX_WORKERS_LOST = env_int("SUBMISSIONS_MAX_WORKERS_LOST", 2)
+# Grading seconds each student's submissions may take per day (the site's TIME_ZONE day); once
+# spent, new submissions are refused until midnight. 0: no limit. Staff are never limited.
+GRADING_SECONDS_PER_DAY = env_int("GRADING_SECONDS_PER_DAY", 1800)
 DATA_UPLOAD_MAX_MEMORY_SIZE = SUBMISSIONS_MAX_BODY_BYTES + 1024
 
 # --- Logging ----------------------------------------------------------------------------------
@@ -195,11 +239,14 @@ LOGGING = {
 }
 
 # The beat scheduler (`celery -A config beat`, or `worker -B` on one machine) sweeps for work
-# that a lost worker or broker left behind.
+# that a lost worker or broker left behind: it reclaims from workers whose heartbeat stopped
+# and sends again what waited too long (courseware.fleet.recovery.sweep). Each worker's
+# heartbeat thread reclaims from lost workers too, so this is the backstop; a sweep message
+# older than its period is dropped rather than run late.
 CELERY_BEAT_SCHEDULE = {
     "requeue-stale-submissions": {
         "task": "graders.requeue_stale",
-        "schedule": 300.0,
-        "options": {"queue": GRADING_DEVICE_KIND},
+        "schedule": 30.0,
+        "options": {"queue": GRADING_DEVICE_KIND, "expires": 30},
     },
 }

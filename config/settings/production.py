@@ -13,3 +13,9 @@ if not REDIS_URL:
     raise RuntimeError("Production needs REDIS_URL for the Celery broker.")
 SESSION_COOKIE_SECURE = True
 CSRF_COOKIE_SECURE = True
+# Inside an LMS's iframe (LTI), a browser sends only SameSite=None cookies. These stay Lax for
+# everyone; courseware.lti.frames.LtiFrameMiddleware sends the session and CSRF cookies
+# SameSite=None; Secure only to sessions begun by an LTI launch, over HTTPS. Behind a proxy that
+# terminates TLS, set SECURE_PROXY_SSL_HEADER so that Django sees those requests as HTTPS.
+SESSION_COOKIE_SAMESITE = "Lax"
+CSRF_COOKIE_SAMESITE = "Lax"

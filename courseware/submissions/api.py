@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import asdict
 from functools import wraps
 from typing import Any
 
@@ -17,10 +18,15 @@ from django.utils.translation import gettext as _
 from django.views.decorators.csrf import csrf_exempt
 
 from courseware.accounts.auth import BadCredentials, api_user
-from courseware.courses.selectors import item_list_published, user_is_staff_of
+from courseware.courses.models import Item, ItemKind
+from courseware.courses.selectors import item_get_published, item_list_published, user_is_staff_of
 from courseware.refusals import Refused
 from courseware.submissions import selectors, services
-from courseware.submissions.models import SubmissionKind
+from courseware.submissions.dashboard import DashboardRow, dashboard_for
+from courseware.submissions.feedback import feedback_for
+from courseware.submissions.models import Status, Submission, SubmissionKind
+from courseware.submissions.report_page import source_is_naive
+from graders import SpecError, load_exercise
 
 ApiView = Callable[..., JsonResponse]
 
@@ -113,7 +119,10 @@ def _read_multipart(request: HttpRequest, too_big: JsonResponse) -> dict[str, An
 @api_endpoint(("GET", "POST"))
 def submissions_collection(request: HttpRequest, user: User) -> JsonResponse:
     if request.method == "GET":
-        rows = selectors.submissions_with_scores(selectors.submission_list_for(user=user))[:100]
+        mine = selectors.submission_list_for(user=user)
+        if request.GET.get("exercise"):  # `?exercise=<slug>`: that exercise's only
+            mine = mine.filter(item__slug=request.GET["exercise"])
+        rows = selectors.submissions_with_scores(mine)[:100]
         return JsonResponse(
             {"submissions": [selectors.submission_as_api(s, for_staff=False) for s in rows]}
         )
@@ -143,7 +152,18 @@ def submission_detail(request: HttpRequest, user: User, submission_id: int) -> J
     if submission is None:
         return error(_("No such submission."), 404)
     staff = user_is_staff_of(user=user, offering=submission.offering)
-    return JsonResponse(selectors.submission_as_api(submission, for_staff=staff))
+    data = selectors.submission_as_api(submission, for_staff=staff)
+    data["url"] = request.build_absolute_uri(reverse("submission-detail", args=[submission.pk]))
+    data["feedback"] = _feedback(submission, data.get("report"))
+    return JsonResponse(data)
+
+
+def _feedback(submission: Submission, report: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The report page's feedback (findings and the next step), for clients without the page."""
+    if report is None or submission.status != Status.GRADED:
+        return None
+    found = feedback_for(report, is_naive_source=source_is_naive(submission))
+    return asdict(found) if found is not None else None
 
 
 @api_endpoint(("GET",))
@@ -162,18 +182,84 @@ def submission_notebook(request: HttpRequest, user: User, submission_id: int) ->
 @api_endpoint(("GET",))
 def exercises_collection(request: HttpRequest, user: User) -> JsonResponse:
     language = getattr(request, "LANGUAGE_CODE", None)
+    # The dashboard's rows hold the caller's own deadline (extensions included), attempts
+    # left and best score (overrides and late penalties included): the same figures as the page.
+    mine = {row.item.pk: row for row in dashboard_for(user=user, language=language)}
     return JsonResponse(
         {
             "exercises": [
-                {
-                    "slug": item.slug,
-                    "chapter": item.chapter,
-                    "title": item.title(language),
-                    "max_score": float(item.max_score),
-                    "kind": item.kind,
-                    "device_kinds": item.device_kinds,
-                }
+                _exercise_as_api(item, mine.get(item.pk), language)
                 for item in item_list_published()
             ]
         }
+    )
+
+
+@api_endpoint(("GET",))
+def exercise_detail(request: HttpRequest, user: User, slug: str) -> JsonResponse:
+    """One exercise as the list shows it: clients check a slug and its kind before sending."""
+    item = item_get_published(slug=slug)
+    if item is None or item.kind not in (ItemKind.EXERCISE, ItemKind.NOTEBOOK):
+        return _no_such_exercise(slug)
+    language = getattr(request, "LANGUAGE_CODE", None)
+    row = next(
+        (r for r in dashboard_for(user=user, language=language) if r.item.pk == item.pk), None
+    )
+    return JsonResponse(_exercise_as_api(item, row, language))
+
+
+def _no_such_exercise(slug: str) -> JsonResponse:
+    return error(
+        _("There is no exercise named '%(slug)s'. Check the slug on the exercise page.")
+        % {"slug": slug[:80]},
+        404,
+    )
+
+
+def _exercise_as_api(item: Item, row: DashboardRow | None, language: str | None) -> dict[str, Any]:
+    return {
+        "slug": item.slug,
+        "chapter": item.chapter,
+        "title": item.title(language),
+        "max_score": float(item.max_score),
+        "kind": item.kind,
+        "device_kinds": item.device_kinds,
+        **_standing(row),
+    }
+
+
+def _standing(row: DashboardRow | None) -> dict[str, Any]:
+    """Where the caller stands on an item: dates as ISO 8601 in UTC, None where unset."""
+    if row is None:
+        return dict.fromkeys(("due_at", "closes_at", "attempts_left", "best_score", "status"))
+    closes = row.window.closes_at
+    return {
+        "due_at": row.window.due_at.isoformat() if row.window.due_at else None,
+        "closes_at": closes.isoformat() if closes else None,
+        "attempts_left": row.attempts_left,  # None: no limit
+        "best_score": float(row.best_score) if row.best_score is not None else None,
+        "status": row.status,
+    }
+
+
+@api_endpoint(("GET",))
+def exercise_starter(request: HttpRequest, user: User, slug: str) -> JsonResponse:
+    """What a student starts from: a coding exercise's starter.py, or a notebook exercise's
+    student version (solutions and hidden tests removed), with the file name to save it as."""
+    item = item_get_published(slug=slug)
+    if item is None or item.kind not in (ItemKind.EXERCISE, ItemKind.NOTEBOOK):
+        return _no_such_exercise(slug)
+    folder = settings.GRADERS_EXERCISES_ROOT / item.source_path
+    try:
+        if item.kind == ItemKind.NOTEBOOK:
+            from graders.notebooks import load_notebook_exercise, release_notebook
+
+            release = release_notebook(load_notebook_exercise(folder))
+            text, filename = release.decode("utf-8"), f"{slug}.ipynb"
+        else:
+            text, filename = load_exercise(folder).starter, f"{slug.replace('-', '_')}.py"
+    except (SpecError, OSError):
+        return error(_("This exercise is being updated. Try again in a few minutes."), 503)
+    return JsonResponse(
+        {"exercise": item.slug, "kind": item.kind, "filename": filename, "starter": text}
     )

@@ -175,6 +175,13 @@ def editor_strings(page: ExercisePage) -> dict[str, object]:
         "queued_next": _("Queued: yours is next in line."),
         "queued_behind_one": _("Queued: 1 submission ahead of yours."),
         "queued_behind": _("Queued: {n} submissions ahead of yours."),
+        # The API's estimated_wait_s, from measured grading times (selectors.estimated_wait_s).
+        "wait_under_minute": _("Expected wait: under a minute."),
+        "wait_minutes": _("Expected wait: about {n} min."),
+        "workers_lost": _(
+            "Grading was cut off twice when a grading machine failed; a TA will grade it. "
+            "This costs you nothing."
+        ),
         "running": _("Running: your code is being graded on {device}."),
         "graded": _("Graded: {verdict}, score {score} / {max}."),
         "needs_review": _("Graded by the machine; a TA will look at it before the score is final."),

@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
+from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from courseware.courses.models import Item, Offering
@@ -27,6 +28,21 @@ class Status(models.TextChoices):
 
 
 PENDING_STATUSES = (Status.QUEUED, Status.RUNNING)
+
+
+class ReviewReason(models.TextChoices):
+    """Why a submission waits for a person when no grading asked for one."""
+
+    NONE = "", "—"
+    # Workers were lost twice while grading it: a third might die the same way (a submission
+    # that kills its grader), so a person decides.
+    WORKERS_LOST = (
+        "workers_lost",
+        _(
+            "Its grading was cut off twice by a lost worker. Look at the code, then regrade it or "
+            "give it a score."
+        ),
+    )
 
 
 class Verdict(models.TextChoices):
@@ -72,7 +88,8 @@ class Submission(models.Model):
         max_length=64,
         help_text=_("The hash of the exercise files this was submitted against."),
     )
-    device_kind = models.CharField(max_length=16)
+    # The worker kind that grades it, which is also its Celery queue: "cpu", "cuda-h100"...
+    device_kind = models.CharField(max_length=32)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     is_late = models.BooleanField(default=False)
     late_days = models.PositiveIntegerField(default=0)
@@ -81,10 +98,31 @@ class Submission(models.Model):
         max_length=16, choices=Status.choices, default=Status.QUEUED, db_index=True
     )
     status_changed_at = models.DateTimeField(auto_now=True)
+    # When it joined the queue for its current grading (made, or a regrade asked for). A
+    # submission put back after its worker was lost keeps its place: this does not move.
+    queued_at = models.DateTimeField(default=timezone.now)
+
+    # The claim of a running submission: which worker process holds it. A worker's result
+    # counts only while its token is still the submission's (services.grading_record).
+    claim_token = models.CharField(max_length=64, blank=True, default="")
+    claimed_by = models.CharField(max_length=200, blank=True, default="")  # Celery node name
+    claimed_pid = models.IntegerField(null=True, blank=True)
+    claimed_at = models.DateTimeField(null=True, blank=True)
+    # Times a worker died (or went silent) while grading it; at the limit a TA takes over.
+    workers_lost = models.PositiveSmallIntegerField(default=0)
+    # Times the grader itself raised on it; at the limit it is failed, at no cost to the student.
+    grader_errors = models.PositiveSmallIntegerField(default=0)
+    review_reason = models.CharField(
+        max_length=32, choices=ReviewReason.choices, blank=True, default=ReviewReason.NONE
+    )
 
     class Meta:
         ordering = ["-created_at", "-id"]
-        indexes = [models.Index(fields=["user", "item", "status"])]
+        indexes = [
+            models.Index(fields=["user", "item", "status"]),
+            # The fair queue of a worker kind reads its pending submissions.
+            models.Index(fields=["device_kind", "status"]),
+        ]
 
     def __str__(self) -> str:
         # "vector-add #3 by alice (graded)": what a person looking for a submission knows.

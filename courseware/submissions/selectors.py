@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import re
+import statistics
+from collections import Counter
 from dataclasses import dataclass
+from datetime import datetime, time, timedelta
 from decimal import Decimal
 from functools import lru_cache
 from pathlib import Path
@@ -11,12 +14,14 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import User
-from django.db.models import Count, Max, Q, QuerySet
+from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet, Sum
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.translation import ngettext
 
 from courseware.courses.models import Item, ItemKind, Offering
 from courseware.courses.selectors import offering_ids_staffed_by, policy_for, user_is_staff_of
+from courseware.fleet.selectors import live_worker_counts
 from courseware.submissions.models import (
     PENDING_STATUSES,
     Grading,
@@ -30,6 +35,7 @@ from courseware.submissions.models import (
 )
 from graders import SpecError, load_exercise
 from graders.report_schema import upgrade
+from graders.spec import worker_kind_allowed
 
 # The report fields a student sees; `internal_error` and the like stay with the staff.
 STUDENT_HIDDEN_REPORT_KEYS = frozenset({"internal_error"})
@@ -89,14 +95,53 @@ def attempts_used_by_item(*, user: User, offering_id: int) -> dict[int, int]:
     return {row["item_id"]: row["n"] for row in rows}
 
 
+@lru_cache(maxsize=64)
+def _worker_kinds(folder: Path, content_hash: str) -> tuple[str, ...] | None:
+    # Keyed on the content hash too: a sync that changes the exercise changes its kinds.
+    try:
+        return load_exercise(folder).worker_kinds
+    except SpecError:
+        return None  # a broken spec is the grader's to report
+
+
+def worker_kinds_for(item: Item) -> tuple[str, ...]:
+    """The worker kinds that may grade this item (exercise.toml's `worker_kinds`, else its
+    `devices`; "cuda" admits every CUDA worker). Notebooks are graded on CPU workers."""
+    if item.kind == ItemKind.EXERCISE:
+        folder = Path(settings.GRADERS_EXERCISES_ROOT) / item.source_path
+        kinds = _worker_kinds(folder, item.content_hash)
+        if kinds:
+            return kinds
+    return tuple(str(kind) for kind in item.device_kinds)
+
+
 def grading_device_for(item: Item) -> str | None:
-    """The device kind a submission of this item is graded on when the student names none:
-    the site's own (settings.GRADING_DEVICE_KIND) if the item takes it, else the item's first
-    (e.g. a notebook, CPU only, on a GPU site). None when the item names no device at all."""
-    if not item.device_kinds:
+    """The worker kind a submission of this item goes to when the student names none: the
+    site's own (settings.GRADING_DEVICE_KIND) if the item takes it; else, of the kinds the item
+    takes that have live workers, the one with the least queued work per worker; else the
+    item's first kind. None when the item names no kind at all."""
+    allowed = worker_kinds_for(item)
+    if not allowed:
         return None
     device = str(settings.GRADING_DEVICE_KIND)
-    return device if device in item.device_kinds else str(item.device_kinds[0])
+    if worker_kind_allowed(device, allowed):
+        return device
+    return least_loaded_kind(allowed) or allowed[0]
+
+
+def least_loaded_kind(allowed: tuple[str, ...]) -> str | None:
+    """Of the live workers' kinds that `allowed` admits, the one with the fewest queued
+    submissions per live worker (the first listed on a tie); None when no such worker is up."""
+    live = {k: n for k, n in live_worker_counts().items() if worker_kind_allowed(k, allowed)}
+    if not live:
+        return None
+    queued = dict(
+        Submission.objects.filter(status=Status.QUEUED, device_kind__in=list(live))
+        .values_list("device_kind")
+        .annotate(n=Count("id"))
+        .order_by()
+    )
+    return min(sorted(live), key=lambda kind: queued.get(kind, 0) / live[kind])
 
 
 @lru_cache(maxsize=64)
@@ -117,21 +162,111 @@ def source_limit_bytes(item: Item) -> int | None:
     return _source_limit(folder, item.content_hash)
 
 
+@dataclass(frozen=True)
+class FairQueue:
+    """A worker kind's queue as workers take it."""
+
+    order: list[int]  # the queued submissions' ids, the next one to grade first
+    running: int  # submissions of this kind a worker is grading now
+
+
+def fair_queue(*, kind: str) -> FairQueue:
+    """The queued submissions of a worker kind in the order workers claim them. Fair across
+    students: everyone's first pending submission comes before anyone's second (one being
+    graded counts as its student's first), and within that, who joined the queue first. Read
+    from the database alone, so the order holds on any broker."""
+    rows = list(
+        Submission.objects.filter(device_kind=kind, status__in=PENDING_STATUSES)
+        .order_by("queued_at", "pk")
+        .values_list("pk", "user_id", "status", "queued_at")
+    )
+    pending_before = Counter(user for _pk, user, status, _at in rows if status == Status.RUNNING)
+    keyed: list[tuple[int, datetime, int]] = []
+    for pk, user, status, queued_at in rows:
+        if status == Status.QUEUED:
+            keyed.append((pending_before[user], queued_at, pk))
+            pending_before[user] += 1
+    keyed.sort()
+    return FairQueue(order=[pk for _n, _at, pk in keyed], running=len(rows) - len(keyed))
+
+
 def queue_position(submission: Submission) -> int | None:
-    """Its 1-based place in its device's queue while queued: 1 + the pending submissions
-    ahead of it (running ones hold a worker; queued ones were queued earlier). None once a
-    worker has it. A regrade queues again, so the order is by when it was last queued."""
+    """Its 1-based place in its worker kind's fair queue while queued: 1 + the submissions
+    being graded on that kind + those the fair order puts before it. None once a worker has
+    it."""
     if submission.status != Status.QUEUED:
         return None
-    same_queue = Submission.objects.filter(
-        device_kind=submission.device_kind, status__in=PENDING_STATUSES
-    ).exclude(pk=submission.pk)
-    ahead = same_queue.filter(
-        Q(status=Status.RUNNING)
-        | Q(status_changed_at__lt=submission.status_changed_at)
-        | Q(status_changed_at=submission.status_changed_at, pk__lt=submission.pk)
-    ).count()
-    return ahead + 1
+    queue = fair_queue(kind=submission.device_kind)
+    if submission.pk not in queue.order:
+        return None  # claimed a moment ago
+    return queue.running + queue.order.index(submission.pk) + 1
+
+
+RECENT_GRADINGS = 20  # the wait estimate's median is over this many latest gradings
+
+
+def median_grading_s(*, item_id: int, kind: str) -> float | None:
+    """The median worker time of the latest gradings of this exercise on this worker kind
+    (of any exercise on it when this one has none yet); None before any."""
+    timed = Grading.objects.filter(submission__device_kind=kind, duration_s__isnull=False)
+    for scope in (timed.filter(submission__item_id=item_id), timed):
+        durations = list(
+            scope.order_by("-pk").values_list("duration_s", flat=True)[:RECENT_GRADINGS]
+        )
+        if durations:
+            return float(statistics.median(d for d in durations if d is not None))
+    return None
+
+
+def estimated_wait_s(submission: Submission, position: int | None) -> int | None:
+    """Seconds until a queued submission is graded, as measured: the median recent grading
+    time × its place in the queue / the live workers of its kind. None when it is not
+    queued, no worker of its kind is up, or nothing was graded on that kind yet."""
+    if position is None:
+        return None
+    workers = live_worker_counts().get(submission.device_kind, 0)
+    if not workers:
+        return None
+    median = median_grading_s(item_id=submission.item_id, kind=submission.device_kind)
+    if median is None:
+        return None
+    return max(1, round(median * position / workers))
+
+
+@dataclass(frozen=True)
+class GradingBudget:
+    """A student's grading seconds for the site's day (settings.GRADING_SECONDS_PER_DAY)."""
+
+    limit_s: int
+    used_s: float
+    resets_at: datetime
+
+    @property
+    def spent(self) -> bool:
+        return self.used_s >= self.limit_s
+
+
+def grading_budget_for(*, user: User, now: datetime | None = None) -> GradingBudget | None:
+    """How much of today's grading time this user's submissions took; None when the site sets
+    no budget. The day is the site's (settings.TIME_ZONE), not the student's, so a time-zone
+    cookie cannot start a new day early. Counted from each submission's first grading's
+    recorded duration: a regrade a person asked for, or a grader failure, costs nothing."""
+    limit = int(settings.GRADING_SECONDS_PER_DAY)
+    if limit <= 0:
+        return None
+    zone = timezone.get_default_timezone()
+    today = timezone.localtime(now or timezone.now(), zone).date()
+    start = datetime.combine(today, time.min, tzinfo=zone)
+    resets_at = datetime.combine(today + timedelta(days=1), time.min, tzinfo=zone)
+    earlier = Grading.objects.filter(submission_id=OuterRef("submission_id"), pk__lt=OuterRef("pk"))
+    used = (
+        Grading.objects.filter(
+            submission__user=user, created_at__gte=start, duration_s__isnull=False
+        )
+        .exclude(Exists(earlier))
+        .aggregate(total=Sum("duration_s"))["total"]
+    )
+    return GradingBudget(limit_s=limit, used_s=float(used or 0.0), resets_at=resets_at)
 
 
 def submissions_with_scores(qs: QuerySet[Submission]) -> QuerySet[Submission]:
@@ -272,6 +407,7 @@ def submission_as_api(submission: Submission, *, for_staff: bool) -> dict[str, A
             k: v for k, v in stored.items() if for_staff or k not in STUDENT_HIDDEN_REPORT_KEYS
         }
     score = submission_effective_score(submission, grading) if finished else None
+    position = queue_position(submission)
     if report is not None and report.get("cells"):
         report["cells"] = notebook_cells(submission, grading)
         waiting = hand_graded_waiting(submission, grading)
@@ -288,7 +424,10 @@ def submission_as_api(submission: Submission, *, for_staff: bool) -> dict[str, A
         "created_at": submission.created_at.isoformat(),
         "is_late": submission.is_late,
         "device": submission.device_kind,
-        "queue_position": queue_position(submission),
+        "queue_position": position,
+        # Seconds, from measured grading times; null when unknown (see estimated_wait_s).
+        "estimated_wait_s": estimated_wait_s(submission, position),
+        "review_reason": submission.review_reason or None,
         "overridden": bool(submission.overrides.all()) if finished else False,
         **_notebook_link(submission),
     }

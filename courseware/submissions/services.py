@@ -1,8 +1,10 @@
 """Writes for submissions. Every status change goes through here.
 
 Transitions: queued → running (a worker claims it) → graded | needs_review | failed;
-running → queued (put back after a worker was lost); graded/needs_review/failed → queued (regrade).
-Claims are conditional UPDATEs, so two workers never grade the same delivery.
+running → queued (put back after a worker was lost, keeping its place), or → needs_review once
+workers were lost on it twice; graded/needs_review/failed → queued (regrade).
+Claims are conditional UPDATEs, so two workers never grade the same submission at once; each
+claim has a token, and only the result of the claim still current is recorded.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import math
+import uuid
 from dataclasses import dataclass
 from datetime import timedelta
 from decimal import Decimal
@@ -21,11 +24,12 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
+from django.db.models import F
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from courseware.accounts.timezone import local_datetime_text
-from courseware.courses.models import Item, ItemKind, Offering
+from courseware.courses.models import Item, ItemKind, Offering, Role
 from courseware.courses.selectors import enrolment_for_item, item_get_published, policy_for
 from courseware.refusals import Refused
 from courseware.submissions.models import (
@@ -35,6 +39,7 @@ from courseware.submissions.models import (
     Override,
     RegradeBatch,
     RegradeScope,
+    ReviewReason,
     SavedComment,
     Status,
     Submission,
@@ -42,18 +47,36 @@ from courseware.submissions.models import (
 )
 from courseware.submissions.selectors import (
     attempts_used,
+    fair_queue,
+    grading_budget_for,
     grading_device_for,
     regrade_candidates,
     source_limit_bytes,
+    worker_kinds_for,
 )
 from graders.report import grader_failure
 from graders.report_types import Report
+from graders.spec import WORKER_KIND_PATTERN, worker_kind_allowed, worker_kind_device
 
 logger = logging.getLogger(__name__)
 
 # The grading task's registered name. Services send it by name, so this module and
 # courseware.submissions.tasks (which registers it) do not import each other.
 GRADE_TASK_NAME = "graders.grade_submission"
+# Tries the grader gets on one submission (the first and two more) before it is marked failed.
+GRADER_TRIES = 3
+# A worker claiming the next submission tries this many of the fairest, in order, before it
+# reads the queue again (the others may have been claimed by other workers meanwhile).
+CLAIM_CANDIDATES = 10
+CLAIM_ROUNDS = 3
+
+
+@dataclass(frozen=True)
+class Holder:
+    """The worker process that claims a submission: its Celery node name and process id."""
+
+    name: str
+    pid: int
 
 
 @dataclass(frozen=True)
@@ -63,7 +86,13 @@ class GradingJob:
     submission_id: int
     folder: Path
     source: str
-    device_kind: str
+    device_kind: str  # the worker kind ("cpu", "cuda-h100")
+    claim_token: str = ""  # this claim's; the result is recorded only while it still holds
+
+    @property
+    def engine_device(self) -> str:
+        """The device graders.grade is called with ("cpu" or "cuda")."""
+        return worker_kind_device(self.device_kind)
 
 
 @dataclass(frozen=True)
@@ -154,14 +183,42 @@ def _refuse_oversized(*, item: Item, code: str) -> None:
 
 
 def _device_for(*, item: Item, device_kind: str | None) -> str:
-    """The device kind that will grade it: the one asked for, or the site's if the item takes it."""
+    """The worker kind that will grade it: the one asked for, if the item takes it, or the one
+    selectors.grading_device_for chooses."""
+    allowed = worker_kinds_for(item)
     device = device_kind or grading_device_for(item) or settings.GRADING_DEVICE_KIND
-    if device not in item.device_kinds:
+    if not WORKER_KIND_PATTERN.fullmatch(str(device)) or not worker_kind_allowed(device, allowed):
         raise Refused(
             _("%(item)s cannot be graded on '%(device)s'; it accepts %(kinds)s.")
-            % {"item": item.slug, "device": device, "kinds": ", ".join(item.device_kinds)}
+            % {"item": item.slug, "device": device, "kinds": ", ".join(allowed)}
         )
-    return device
+    return str(device)
+
+
+def _refuse_over_budget(user: User) -> None:
+    """Refuse a new submission once the student's grading time for today is spent. Nothing is
+    saved, so nothing is lost: the same code can be sent again after the reset."""
+    budget = grading_budget_for(user=user)
+    if budget is None or not budget.spent:
+        return
+    raise Refused(
+        _(
+            "You have used today's grading time (%(used)s of %(limit)s minutes). It resets on "
+            "%(when)s; submit again then. Your earlier submissions and their grades are kept, "
+            "and this one was not saved or counted as an attempt."
+        )
+        % {
+            "used": f"{budget.used_s / 60:.0f}",
+            "limit": f"{budget.limit_s / 60:g}",
+            "when": local_datetime_text(budget.resets_at),
+        },
+        status_code=429,
+    )
+
+
+def _is_course_staff(user: User, role: str | None) -> bool:
+    """A TA's or instructor's own submissions (trying an exercise out) have no budget."""
+    return bool(getattr(user, "is_superuser", False)) or role in (Role.TA, Role.INSTRUCTOR)
 
 
 def submission_create(
@@ -226,6 +283,8 @@ def submission_create(
                 % {"n": pending},
                 status_code=429,
             )
+        if not _is_course_staff(user, enrolment.role if enrolment else None):
+            _refuse_over_budget(user)
         submission = Submission.objects.create(
             user=user,
             item=item,
@@ -251,10 +310,19 @@ def submission_enqueue(*, submission_id: int, queue: str) -> None:
         logger.exception("Could not queue submission %s; it stays queued", submission_id)
 
 
-def submission_claim(*, submission_id: int) -> GradingJob | None:
-    """Move a queued submission to running. None if another delivery already took it."""
+def _claim(submission_id: int, holder: Holder | None) -> GradingJob | None:
+    """Move one queued submission to running under a new claim token. The UPDATE is
+    conditional on the row still being queued, which is atomic on PostgreSQL (row lock, the
+    condition checked again) and on SQLite (one writer at a time): of two claimers, one wins."""
+    token = uuid.uuid4().hex
+    now = timezone.now()
     taken = Submission.objects.filter(pk=submission_id, status=Status.QUEUED).update(
-        status=Status.RUNNING, status_changed_at=timezone.now()
+        status=Status.RUNNING,
+        status_changed_at=now,
+        claim_token=token,
+        claimed_by=holder.name[:200] if holder else "",
+        claimed_pid=holder.pid if holder else None,
+        claimed_at=now,
     )
     if taken != 1:
         return None
@@ -264,7 +332,28 @@ def submission_claim(*, submission_id: int) -> GradingJob | None:
         folder=Path(settings.GRADERS_EXERCISES_ROOT) / submission.item.source_path,
         source=submission.source,
         device_kind=submission.device_kind,
+        claim_token=token,
     )
+
+
+def submission_claim(*, submission_id: int, holder: Holder | None = None) -> GradingJob | None:
+    """Move this queued submission to running. None if it is not queued (another claim took
+    it). Workers take the fairest instead, with submission_claim_next."""
+    return _claim(submission_id, holder)
+
+
+def submission_claim_next(*, kind: str, holder: Holder) -> GradingJob | None:
+    """Claim the fairest queued submission of this worker kind (selectors.fair_queue), or None
+    when none is queued. A candidate another worker took first is skipped for the next."""
+    for _round in range(CLAIM_ROUNDS):
+        order = fair_queue(kind=kind).order
+        if not order:
+            return None
+        for candidate in order[:CLAIM_CANDIDATES]:
+            job = _claim(candidate, holder)
+            if job is not None:
+                return job
+    return None
 
 
 def _set_status(*, submission_id: int, new: Status, allowed_from: tuple[Status, ...]) -> bool:
@@ -289,36 +378,71 @@ def grading_record(
     run_key: str,
     worker: str,
     duration_s: float,
+    claim_token: str | None = None,
 ) -> Grading | None:
-    """Store the engine's report as a new grading and finish the submission."""
+    """Store the engine's report as a new grading and finish the submission.
+
+    With `claim_token`, only while that claim still holds the submission: a worker that lost
+    its claim (it went silent and the work was given to another) finishing late writes nothing.
+    None when nothing was written (that, or the same run recorded twice)."""
     submission = Submission.objects.get(pk=submission_id)
     needs_person = bool(report["flags"]) or _hand_grades_missing(submission, report)
+    new_status = Status.NEEDS_REVIEW if needs_person else Status.GRADED
     # The version of the exercise files that graded it (they may have changed since submitting).
     content_hash = report["exercise_hash"] or submission.content_hash
-    with transaction.atomic():
-        try:
-            with transaction.atomic():
-                grading = Grading.objects.create(
-                    submission=submission,
-                    run_key=run_key,
-                    verdict=report["verdict"],
-                    gradable=report["gradable"],
-                    score=_decimal(report["score"]),
-                    max_score=_decimal(report["max_score"]),
-                    report=report,
-                    content_hash=content_hash,
-                    worker=worker[:200],
-                    duration_s=duration_s,
+    try:
+        with transaction.atomic():
+            if claim_token is not None and not _finish_claim(
+                submission_id=submission.pk, claim_token=claim_token, new=new_status
+            ):
+                logger.warning(
+                    "Submission %s: the result of claim %s is discarded; that claim was lost",
+                    submission.pk,
+                    claim_token,
                 )
-        except IntegrityError:
-            logger.info("Submission %s: delivery %s already recorded", submission.pk, run_key)
-            return None
-        _set_status(
-            submission_id=submission.pk,
-            new=Status.NEEDS_REVIEW if needs_person else Status.GRADED,
-            allowed_from=(Status.RUNNING,),
-        )
+                return None
+            grading = Grading.objects.create(
+                submission=submission,
+                run_key=run_key,
+                verdict=report["verdict"],
+                gradable=report["gradable"],
+                score=_decimal(report["score"]),
+                max_score=_decimal(report["max_score"]),
+                report=report,
+                content_hash=content_hash,
+                worker=worker[:200],
+                duration_s=duration_s,
+            )
+            if claim_token is None:
+                _set_status(
+                    submission_id=submission.pk, new=new_status, allowed_from=(Status.RUNNING,)
+                )
+    except IntegrityError:
+        logger.info("Submission %s: delivery %s already recorded", submission.pk, run_key)
+        return None
     return grading
+
+
+def _finish_claim(*, submission_id: int, claim_token: str, new: Status) -> bool:
+    return (
+        Submission.objects.filter(
+            pk=submission_id, status=Status.RUNNING, claim_token=claim_token
+        ).update(status=new, status_changed_at=timezone.now())
+        == 1
+    )
+
+
+def grading_attach_profile(*, run_key: str, profile: list[Any]) -> bool:
+    """Add the informative profile to a grading already recorded (the engine takes it after
+    the grade is final, so the student does not wait for it). Score and status stay as they
+    are; False when no grading has that run key (its claim was lost, nothing was stored)."""
+    with transaction.atomic():
+        grading = Grading.objects.select_for_update().filter(run_key=run_key).first()
+        if grading is None:
+            return False
+        grading.report = {**grading.report, "profile": profile}
+        grading.save(update_fields=["report"])
+    return True
 
 
 def _hand_grades_missing(submission: Submission, report: Report) -> bool:
@@ -335,10 +459,18 @@ def _hand_grades_missing(submission: Submission, report: Report) -> bool:
     return not manual or not manual <= scored
 
 
-def submission_mark_failed(*, submission_id: int, run_key: str, reason: str) -> None:
-    """The grader broke: say so, and don't count it against the student."""
+def submission_mark_failed(
+    *, submission_id: int, run_key: str, reason: str, claim_token: str | None = None
+) -> None:
+    """The grader broke: say so, and don't count it against the student. With `claim_token`,
+    only while that claim still holds it."""
     with transaction.atomic():
-        if not _set_status(
+        if claim_token is not None:
+            if not _finish_claim(
+                submission_id=submission_id, claim_token=claim_token, new=Status.FAILED
+            ):
+                return
+        elif not _set_status(
             submission_id=submission_id,
             new=Status.FAILED,
             allowed_from=(Status.RUNNING, Status.QUEUED),
@@ -367,18 +499,82 @@ def submission_mark_failed(*, submission_id: int, run_key: str, reason: str) -> 
         )
 
 
-def submission_release_claim(*, submission_id: int) -> bool:
-    """Put a running submission back on the queue (before a retry)."""
-    return _set_status(
-        submission_id=submission_id, new=Status.QUEUED, allowed_from=(Status.RUNNING,)
+def submission_release_claim(*, submission_id: int, claim_token: str | None = None) -> bool:
+    """Put a running submission back on the queue (before a retry), keeping its place."""
+    held = Submission.objects.filter(pk=submission_id, status=Status.RUNNING)
+    if claim_token is not None:
+        held = held.filter(claim_token=claim_token)
+    return held.update(status=Status.QUEUED, status_changed_at=timezone.now(), claim_token="") == 1
+
+
+def submission_grader_broke(*, job: GradingJob, reason: str, give_up: bool = False) -> bool:
+    """The grader raised on a claimed submission (never the student's doing). Put it back for
+    another try, or on its last try (or when `give_up`) mark it failed, at no cost to the
+    student. True when it went back on the queue."""
+    held = Submission.objects.filter(
+        pk=job.submission_id, status=Status.RUNNING, claim_token=job.claim_token
     )
+    if not held.update(grader_errors=F("grader_errors") + 1):
+        return False  # the claim was lost meanwhile; whoever holds it now decides
+    errors = held.values_list("grader_errors", flat=True).first() or 0
+    if give_up or errors >= GRADER_TRIES:
+        submission_mark_failed(
+            submission_id=job.submission_id,
+            run_key=job.claim_token,
+            reason=reason,
+            claim_token=job.claim_token,
+        )
+        return False
+    return submission_release_claim(submission_id=job.submission_id, claim_token=job.claim_token)
+
+
+def submission_reclaim(*, submission_id: int, claim_token: str, why: str) -> Status | None:
+    """The worker holding this claim was lost mid-grading: put the submission back on the queue
+    (it keeps its place) and wake a worker, or once workers were lost on it
+    SUBMISSIONS_MAX_WORKERS_LOST times, hand it to a TA instead of a further worker (the
+    submission itself may be what kills them). Conditional on the claim token: of several
+    sweeps that notice the same loss, one acts, and a claim that moved on is left alone.
+    Returns the new status, or None when nothing changed."""
+    held = Submission.objects.filter(
+        pk=submission_id, status=Status.RUNNING, claim_token=claim_token
+    )
+    lost = {
+        "status_changed_at": timezone.now(),
+        "claim_token": "",
+        "workers_lost": F("workers_lost") + 1,
+    }
+    limit = int(settings.SUBMISSIONS_MAX_WORKERS_LOST)
+    if held.filter(workers_lost__gte=limit - 1).update(
+        status=Status.NEEDS_REVIEW, review_reason=ReviewReason.WORKERS_LOST, **lost
+    ):
+        logger.warning(
+            "Submission %s lost its worker again (%s); a TA takes it", submission_id, why
+        )
+        return Status.NEEDS_REVIEW
+    if not held.update(status=Status.QUEUED, **lost):
+        return None
+    logger.warning("Submission %s lost its worker (%s); queued again", submission_id, why)
+    kind = Submission.objects.filter(pk=submission_id).values_list("device_kind", flat=True)[0]
+    submission_enqueue(submission_id=submission_id, queue=kind)
+    return Status.QUEUED
 
 
 def submission_regrade(*, submission: Submission, requested_by: User) -> bool:
-    """Queue a finished submission again; its earlier gradings stay as history."""
+    """Queue a finished submission again; its earlier gradings stay as history. It joins the
+    back of the queue, with fresh tries (a TA regrading one that lost its workers decides to
+    try again)."""
     finished = (Status.GRADED, Status.NEEDS_REVIEW, Status.FAILED)
+    now = timezone.now()
     with transaction.atomic():
-        if not _set_status(submission_id=submission.pk, new=Status.QUEUED, allowed_from=finished):
+        regraded = Submission.objects.filter(pk=submission.pk, status__in=finished).update(
+            status=Status.QUEUED,
+            status_changed_at=now,
+            queued_at=now,
+            workers_lost=0,
+            grader_errors=0,
+            review_reason=ReviewReason.NONE,
+        )
+        if not regraded:
             return False
         submission_id, queue = submission.pk, submission.device_kind
         transaction.on_commit(lambda: submission_enqueue(submission_id=submission_id, queue=queue))
@@ -387,26 +583,34 @@ def submission_regrade(*, submission: Submission, requested_by: User) -> bool:
 
 
 def submission_requeue_stale(*, older_than_s: int | None = None) -> int:
-    """Send again what a lost worker or broker left behind. Safe to run any time."""
+    """Send again what a lost worker or broker left behind. Safe to run any time.
+
+    A submission running this long is reclaimed whoever holds it (a grading's time limit is
+    far shorter); one queued this long lost its wake-up call (a broker emptied or restarted),
+    so it gets another. Work held by a worker whose heartbeat stopped is reclaimed sooner, by
+    courseware.fleet.recovery. Returns how many were sent again."""
     age = older_than_s if older_than_s is not None else settings.SUBMISSIONS_STALE_AFTER_S
     cutoff = timezone.now() - timedelta(seconds=age)
-    stale = list(
-        Submission.objects.filter(
-            status__in=PENDING_STATUSES, status_changed_at__lt=cutoff
-        ).values_list("pk", "device_kind")
+    stuck = Submission.objects.filter(status=Status.RUNNING, status_changed_at__lt=cutoff)
+    sent = 0
+    for submission_id, token in stuck.values_list("pk", "claim_token"):
+        why = f"running for over {age} s"
+        if submission_reclaim(submission_id=submission_id, claim_token=token, why=why) == (
+            Status.QUEUED
+        ):
+            sent += 1
+    waiting = list(
+        Submission.objects.filter(status=Status.QUEUED, status_changed_at__lt=cutoff).values_list(
+            "pk", "device_kind"
+        )
     )
-    # A running one whose worker was lost goes back to the queue; the status check keeps a
-    # submission that finished in the meantime as it is.
-    Submission.objects.filter(
-        pk__in=[pk for pk, _ in stale], status=Status.RUNNING, status_changed_at__lt=cutoff
-    ).update(status=Status.QUEUED, status_changed_at=timezone.now())
-    # Restart the clock of the ones sent again, so a long backlog is not re-sent every sweep.
-    Submission.objects.filter(pk__in=[pk for pk, _ in stale], status=Status.QUEUED).update(
+    # Restart their clock, so a long backlog is not sent again at every sweep.
+    Submission.objects.filter(pk__in=[pk for pk, _kind in waiting], status=Status.QUEUED).update(
         status_changed_at=timezone.now()
     )
-    for submission_id, queue in stale:
+    for submission_id, queue in waiting:
         submission_enqueue(submission_id=submission_id, queue=queue)
-    return len(stale)
+    return sent + len(waiting)
 
 
 def manual_grade_record(

@@ -108,6 +108,7 @@ ROUTES: dict[str, Rule] = {
     "quiz-detail": Rule(Access.SIGNED_IN, kwargs=QUIZ),
     "quiz-question": Rule(Access.SIGNED_IN, kwargs=QUIZ),
     "roofline": Rule(Access.SIGNED_IN),
+    "fleet": Rule(Access.ANY_INSTRUCTOR),  # every offering's workers and queues
     "instructor-index": Rule(Access.ANY_STAFF),
     "instructor-content": Rule(Access.ANY_INSTRUCTOR),
     "instructor-offering": Rule(Access.STAFF),
@@ -117,13 +118,29 @@ ROUTES: dict[str, Rule] = {
     "instructor-extension-revoke": Rule(Access.INSTRUCTOR, method="POST"),
     "instructor-roster": Rule(Access.INSTRUCTOR),
     "instructor-set-password": Rule(Access.PUBLIC),
+    # LTI: the LMS's login, launch and the tool's JWKS are open by nature (the signed launch is
+    # the credential); link-account needs a launch waiting in the session.
+    "lti-login": Rule(Access.PUBLIC),
+    "lti-launch": Rule(Access.PUBLIC, method="POST"),
+    "lti-jwks": Rule(Access.PUBLIC),
+    "lti-link-account": Rule(Access.PUBLIC),
+    "lti-deep-link": Rule(Access.SIGNED_IN),  # one's own deep linking request only
+    "lti-platforms": Rule(Access.ANY_INSTRUCTOR),
+    "lti-offering": Rule(Access.STAFF),
+    "lti-offering-link": Rule(Access.INSTRUCTOR, method="POST"),
+    "lti-resource-link": Rule(Access.INSTRUCTOR, method="POST"),
+    "lti-roster-sync": Rule(Access.INSTRUCTOR, method="POST"),
+    "lti-send-again": Rule(Access.STAFF, method="POST"),
     "login": Rule(Access.PUBLIC),
     "logout": Rule(Access.PUBLIC),  # GET is refused (405); a POST only ends one's own session
+    "api-token": Rule(Access.SIGNED_IN),  # one's own token; a GET never makes one
     "set_language": Rule(Access.PUBLIC),
     "api-submissions": Rule(Access.SIGNED_IN),
     "api-submission-detail": Rule(Access.OWNER),
     "api-submission-notebook": Rule(Access.OWNER, kwargs=NOTEBOOK),
     "api-exercises": Rule(Access.SIGNED_IN),
+    "api-exercise-detail": Rule(Access.SIGNED_IN),
+    "api-exercise-starter": Rule(Access.SIGNED_IN),
     "api-quizzes": Rule(Access.SIGNED_IN),
     "api-quiz-detail": Rule(Access.SIGNED_IN, kwargs=QUIZ),
     # The scores of the caller's own offering of the quiz's course (the URL names none).

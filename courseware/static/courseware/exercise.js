@@ -185,9 +185,12 @@
   function describe(data) {
     if (data.status === "queued") {
       var ahead = (data.queue_position || 1) - 1;
-      if (ahead === 0) return strings.queued_next;
-      return ahead === 1 ? strings.queued_behind_one : format(strings.queued_behind, { n: ahead });
+      var place = strings.queued_next;
+      if (ahead === 1) place = strings.queued_behind_one;
+      else if (ahead > 1) place = format(strings.queued_behind, { n: ahead });
+      return data.estimated_wait_s ? place + " " + waitText(data.estimated_wait_s) : place;
     }
+    if (data.review_reason === "workers_lost") return strings.workers_lost;
     if (data.status === "running") return format(strings.running, { device: strings.device });
     if (data.status === "failed") return strings.failed;
     var text = format(strings.graded, {
@@ -196,6 +199,12 @@
       max: data.max_score,
     });
     return data.status === "needs_review" ? text + " " + strings.needs_review : text;
+  }
+
+  // The server's estimate from measured grading times, in whole minutes.
+  function waitText(seconds) {
+    if (seconds < 60) return strings.wait_under_minute;
+    return format(strings.wait_minutes, { n: Math.round(seconds / 60) });
   }
 
   function finished(data) {

@@ -12,7 +12,11 @@ from django.utils import timezone
 
 from courseware.courses.models import ItemPolicy
 from courseware.submissions.models import Grading, Status, Submission
-from courseware.submissions.services import grading_record, submission_claim
+from courseware.submissions.services import (
+    grading_attach_profile,
+    grading_record,
+    submission_claim,
+)
 from graders.report_schema import upgrade
 from tests.conftest import Cast
 
@@ -211,3 +215,21 @@ def test_the_exercise_list_names_the_synced_exercises(cast: Cast) -> None:
     body = cast.token_client(cast.alice).get("/api/v1/exercises").json()
     assert "vector-add" in [e["slug"] for e in body["exercises"]]
     assert Grading.objects.count() == 0
+
+
+def test_the_profile_comes_after_the_grade_and_changes_nothing_else(cast: Cast) -> None:
+    client = cast.token_client(cast.alice)
+    _, body = post(client, {"exercise": "vector-add", "code": GOOD})
+    assert submission_claim(submission_id=body["id"]) is not None
+    report = {"verdict": "correct", "score": 9.5, "max_score": 10, "gradable": True, "flags": []}
+    grading_record(
+        submission_id=body["id"], report=upgrade(report), run_key="r-p", worker="w", duration_s=1
+    )
+    graded = client.get(f"/api/v1/submissions/{body['id']}").json()
+    assert graded["status"] == "graded" and not graded["report"].get("profile")
+    row = {"name": "aten::add", "calls": 1, "self_time_s": 0.02}
+    assert grading_attach_profile(run_key="r-p", profile=[row])
+    after = client.get(f"/api/v1/submissions/{body['id']}").json()
+    assert after["report"]["profile"] == [row]
+    assert (after["status"], after["score"]) == (graded["status"], graded["score"])
+    assert not grading_attach_profile(run_key="no-such-run", profile=[row])
