@@ -132,7 +132,7 @@ class _Grading:
             builder.sandbox = self._sandbox_info(run)
             if on_graded is not None and profile and ending is None:
                 # The grade is final here; the profile only informs, so it comes after.
-                self._read_output(runner)
+                self._read_output(runner, settle_s=0.0)  # still running: what it printed so far
                 on_graded(builder.finish(verdict, message, total_s=self._elapsed()))
             if profile and ending is None:
                 builder.profile = bench.grader.profile(run)
@@ -185,7 +185,7 @@ class _Grading:
             "containment": cast(ContainmentKind, run.containment.kind),
         }
 
-    def _read_output(self, runner: warm.Runner) -> None:
+    def _read_output(self, runner: warm.Runner, settle_s: float = 2.0) -> None:
         process = runner.run.session.process
-        self.builder.stderr = process.stderr.text(tail=4000)
-        self.builder.stdout = process.stdout.text(tail=2000)
+        self.builder.stderr = process.stderr.text(tail=4000, settle_s=settle_s)
+        self.builder.stdout = process.stdout.text(tail=2000, settle_s=settle_s)

@@ -189,8 +189,10 @@ class CappedReader(threading.Thread):
                 self.data += chunk[:room]
             self.dropped += max(0, len(chunk) - max(room, 0))
 
-    def text(self, tail: int | None = None) -> str:
-        self.join(timeout=2)
+    def text(self, tail: int | None = None, *, settle_s: float = 2.0) -> str:
+        """What was kept; ``settle_s`` waits for the pipe's end (a process still running
+        never ends it, so a reading taken before the close passes 0)."""
+        self.join(timeout=settle_s)
         data = bytes(self.data)
         if tail is not None and len(data) > tail:
             data = data[-tail:]
