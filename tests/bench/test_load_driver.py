@@ -4,8 +4,11 @@ students (httpx.MockTransport), and the statistics are checked on hand-made reco
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import json
+from collections.abc import Coroutine
 from pathlib import Path
+from typing import Any, TypeVar
 
 import httpx
 import pytest
@@ -14,6 +17,16 @@ from bench import load_report, load_stats
 from bench.load_driver import Credentials, Plan, Recorder, WatchLimits, run_students
 from bench.load_driver import watch_until_finished as watch
 from bench.load_stats import Accepted, DbRow, Sample
+
+T = TypeVar("T")
+
+
+def run_apart(coroutine: Coroutine[Any, Any, T]) -> T:
+    """asyncio.run on a thread of its own: earlier tests in the same process (Playwright's
+    sync API) may leave an event loop running on the main thread."""
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
+
 
 # ---------------------------------------------------------------- statistics
 
@@ -226,7 +239,7 @@ def people(n: int) -> list[Credentials]:
 
 def test_students_submit_poll_and_open_the_pages() -> None:
     site, recorder = FakeSite(), Recorder()
-    asyncio.run(run_students(people(3), plan(), recorder, httpx.MockTransport(site)))
+    run_apart(run_students(people(3), plan(), recorder, httpx.MockTransport(site)))
     # 3 students x 2 attempts = 6 posts; every third refused: 4 accepted, 2 refused.
     assert site.posts == 6
     assert len(recorder.accepted) == 4 and recorder.refused == {429: 2}
@@ -248,14 +261,14 @@ def test_students_stop_at_the_end_and_the_watch_finds_the_rest() -> None:
     site = FakeSite()
     recorder = Recorder()
     # Polls every 5 s in a 0.2 s run: nothing is seen finished by the students.
-    asyncio.run(
+    run_apart(
         run_students(
             people(2), plan(duration_s=0.2, poll_s=5.0), recorder, httpx.MockTransport(site)
         )
     )
     assert len(recorder.accepted) == 2
     assert all(a.seen_finished_at is None for a in recorder.accepted)
-    watched = asyncio.run(
+    watched = run_apart(
         watch(
             "http://site",
             recorder.accepted,
@@ -272,5 +285,5 @@ def test_students_stop_at_the_end_and_the_watch_finds_the_rest() -> None:
 def test_the_watch_gives_up_on_a_stalled_queue() -> None:
     stuck = httpx.MockTransport(lambda r: httpx.Response(200, json={"status": "queued"}))
     subs = [accepted(1, at=1)]
-    asyncio.run(watch("http://site", subs, {"s1": "t"}, WatchLimits(0.01, 0.1, 5), transport=stuck))
+    run_apart(watch("http://site", subs, {"s1": "t"}, WatchLimits(0.01, 0.1, 5), transport=stuck))
     assert load_stats.outcome(subs, None).lost_ids == [1]
