@@ -52,7 +52,14 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--first-slot", type=int, default=0, help="GRADERS_SLOT of the first worker (then +1)"
     )
     parser.add_argument("--max-submissions", type=int, default=3, help="per student")
-    parser.add_argument("--poll", type=float, default=1.5, help="status poll interval, s")
+    parser.add_argument(
+        "--poll", type=float, default=1.5, help="status poll interval when no hint is given, s"
+    )
+    parser.add_argument(
+        "--fixed-poll",
+        action="store_true",
+        help="poll every --poll seconds, ignoring the server's poll_after_s (the page before it)",
+    )
     parser.add_argument("--think", type=float, nargs=2, default=(3.0, 10.0), metavar=("MIN", "MAX"))
     parser.add_argument("--ramp", type=float, default=0.0, help="spread the students' start, s")
     parser.add_argument("--exercise", default="vector-add")
@@ -68,6 +75,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--redis", default="redis://127.0.0.1:6379/9", help="emptied!")
     parser.add_argument("--port", type=int, default=0, help="gunicorn's port (0: a free one)")
     parser.add_argument("--no-beat", action="store_true")
+    parser.add_argument(
+        "--share-timing-cores",
+        action="store_true",
+        help="let gunicorn, beat and the students run on the grading slots' timing cores too",
+    )
     parser.add_argument("--conn-max-age", type=int, default=0, help="DATABASE_CONN_MAX_AGE")
     parser.add_argument("--note", default="", help="e.g. what else ran on the machine")
     parser.add_argument("--history", type=Path, default=HISTORY)
@@ -201,6 +213,7 @@ def measure(args: argparse.Namespace, stack: Stack, plan_args: dict[str, Any]) -
             "samples": args.samples.split(","),
             "beat": not args.no_beat,
             "conn_max_age": args.conn_max_age,
+            "service_cores": sorted(stack.service_cores or ()),
         },
         recorder=recorder,
         db_rows=read_rows(stack.database_url),
@@ -228,6 +241,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "duration_s": args.duration,
         "max_submissions": args.max_submissions,
         "poll_s": args.poll,
+        "follow_hint": not args.fixed_poll,
         "think_s": tuple(args.think),
         "ramp_s": args.ramp,
         "seed": args.seed,
@@ -242,11 +256,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         beat=not args.no_beat,
         conn_max_age=args.conn_max_age,
         keep_logs=args.keep_logs,
+        share_timing_cores=args.share_timing_cores,
     )
     signal.signal(signal.SIGTERM, stop_on_sigterm)
     began = time.monotonic()
     with Stack(config) as stack:
         say(f"stack up in {time.monotonic() - began:.0f} s (logs in {stack.run_dir})")
+        if stack.service_cores:
+            # The students' client stays off the timing cores as the web tier does.
+            os.sched_setaffinity(0, stack.service_cores)
+            say(f"web, beat and the students on cores {sorted(stack.service_cores)}")
         record = measure(args, stack, plan_args)
         died = [name for name, code in record["exit_codes"].items() if code is not None]
         stack.failed = bool(died or record["submissions"]["lost"])

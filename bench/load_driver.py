@@ -2,8 +2,9 @@
 page, open the pages a student opens. asyncio + httpx, one client (own cookies) per student.
 
 Each student, bounded by the run's end and by `max_submissions`:
-dashboard -> exercise page -> submit -> poll every `poll_s` until finished (as
-courseware/static/courseware/exercise.js does, backing off on errors) -> report page -> think
+dashboard -> exercise page -> submit -> poll until finished, waiting the `poll_after_s` the
+server gives (or `poll_s`) between polls, as courseware/static/courseware/exercise.js does, and
+backing off on errors -> report page -> think
 -> again. After the students stop, `watch_until_finished` follows what is still waiting.
 """
 
@@ -37,7 +38,8 @@ class Plan:
     codes: Sequence[str]  # the sources submitted, taken in turn
     duration_s: float
     max_submissions: int
-    poll_s: float = 1.5  # exercise.js polls every 1.5 s
+    poll_s: float = 1.5  # exercise.js polls every 1.5 s when the server gives no hint
+    follow_hint: bool = True  # wait poll_after_s between polls, as exercise.js does
     think_s: tuple[float, float] = (3.0, 10.0)  # between seeing a result and resubmitting
     ramp_s: float = 0.0  # students start spread over this (0: all at once, a deadline rush)
     request_timeout_s: float = 30.0
@@ -136,17 +138,23 @@ class Student:
         return accepted
 
     async def follow(self, submission: Accepted, ends_at: float) -> bool:
-        """Poll as the exercise page does; True once finished, False if the run ended."""
-        delay = self.plan.poll_s
+        """Poll as the exercise page does (the first poll at once); True once finished,
+        False if the run ended."""
+        delay = 0.0
         while await pause(delay, ends_at):
             response = await self.request(
                 "poll", "api", "GET", f"/api/v1/submissions/{submission.id}"
             )
             if response is None or response.status_code != 200:
-                delay = min(delay * 2, 15.0)  # the server is struggling: back off, as the page
+                # The server is struggling: back off, as the page does.
+                delay = min(max(delay, self.plan.poll_s) * 2, 15.0)
                 continue
+            body = response.json()
             delay = self.plan.poll_s
-            submission.status = str(response.json().get("status"))
+            hint = body.get("poll_after_s")
+            if self.plan.follow_hint and isinstance(hint, (int, float)) and hint > 0:
+                delay = float(hint)  # the server's "ask again in", as exercise.js follows it
+            submission.status = str(body.get("status"))
             if submission.status in FINISHED:
                 submission.seen_finished_at = time.time()
                 return True

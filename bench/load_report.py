@@ -79,6 +79,30 @@ def num(value: float | None, digits: int = 2) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
 
+def options_text(params: Mapping[str, Any]) -> str:
+    """The command line's other options that were not at their defaults."""
+    parts = [f" --ramp {params['ramp_s']:g}"] if params.get("ramp_s") else []
+    parts += [f" --max-submissions {params['max_submissions']}"]
+    parts += [f" --think {params['think_s'][0]:g} {params['think_s'][1]:g}"]
+    if params.get("follow_hint") is False:
+        parts.append(" --fixed-poll")
+    if "service_cores" in params and not params["service_cores"]:
+        parts.append(" --share-timing-cores")
+    return "".join(parts)
+
+
+def poll_text(params: Mapping[str, Any]) -> str:
+    # Records before the hint existed polled at a fixed interval.
+    if params.get("follow_hint"):
+        return f"after the `poll_after_s` each answer gives ({params['poll_s']} s without one)"
+    return f"every {params['poll_s']} s"
+
+
+def cores_text(cores: Sequence[int] | None) -> str:
+    # Records before this field existed ran everything on every core.
+    return ", ".join(map(str, cores)) if cores else "all, shared with the gradings"
+
+
 def markdown_table(record: Mapping[str, Any]) -> list[str]:
     p, lat, subs = record["params"], record["latency"], record["submissions"]
     api, page = lat.get("api", {}), lat.get("page", {})
@@ -90,6 +114,8 @@ def markdown_table(record: Mapping[str, Any]) -> list[str]:
         "|---|---|---|",
         f"| students, students' phase, grading workers (slots), web workers | "
         f"{p['students']}, {p['duration_s']:.0f} s, {p['workers']}, {p['web_workers']} | |",
+        f"| cores of web, beat and the students (the rest time gradings) | "
+        f"{cores_text(p.get('service_cores'))} | |",
         f"| API latency p50 / p99 (requests, errors) | {ms(api.get('p50_ms'))} / "
         f"**{ms(api.get('p99_ms'))}** ({api.get('count', 0)}, {api.get('errors', 0)}) "
         f"| p99 <= 200 ms |",
@@ -166,7 +192,8 @@ def doc_section(record: Mapping[str, Any], history: Sequence[Mapping[str, Any]])
         "",
         f"Measured {record['measured']} (1-minute load average "
         f"{num(record['load_average_1m'], 1)} at the start) with `python -m bench.load "
-        f"--students {p['students']} --duration {p['duration_s']:.0f} --workers {p['workers']}` "
+        f"--students {p['students']} --duration {p['duration_s']:.0f} --workers {p['workers']}"
+        f"{options_text(p)}` "
         f"(`make bench` runs it). Machine: {record['machine']}.",
         "",
         "All on this machine, on loopback: gunicorn (`config.wsgi`, sync workers), PostgreSQL "
@@ -174,10 +201,11 @@ def doc_section(record: Mapping[str, Any], history: Sequence[Mapping[str, Any]])
         "bench's own), grading workers started with the worker command line of issue 14 (one "
         "slot each) and beat. Each simulated student opens the dashboard and the exercise "
         f"page, submits `vector-add` ({', '.join(p['samples'])}) through `POST "
-        f"/api/v1/submissions` with its token, polls `GET /api/v1/submissions/<id>` every "
-        f"{p['poll_s']} s as the exercise page does, opens the report, thinks "
+        f"/api/v1/submissions` with its token, polls `GET /api/v1/submissions/<id>` "
+        f"{poll_text(p)} as the exercise page does, opens the report, thinks "
         f"{p['think_s'][0]:.0f}-{p['think_s'][1]:.0f} s and submits again, up to "
-        f"{p['max_submissions']} times, for {p['duration_s']:.0f} s; then the queue is "
+        f"{p['max_submissions']} times, for {p['duration_s']:.0f} s (their starts spread "
+        f"over {p.get('ramp_s', 0):.0f} s); then the queue is "
         "followed until it is empty. Latencies are measured by the students' client, queueing "
         "in gunicorn's backlog included. Submit-to-graded is from the database (a row's "
         "creation to its last status change), so it includes the time waiting in the queue; "

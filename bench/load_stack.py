@@ -30,6 +30,8 @@ import psycopg
 import redis
 from psycopg import sql
 
+from graders.sandbox import pick_core
+
 ROOT = Path(__file__).resolve().parents[1]
 DB_PREFIX = "bench_load_"
 PR_SET_PDEATHSIG = 1
@@ -51,6 +53,21 @@ class StackConfig:
     conn_max_age: int = 0  # DATABASE_CONN_MAX_AGE, the settings' default unless asked
     keep_logs: bool = False
     startup_timeout_s: float = 180.0
+    # Off (the default), gunicorn, beat and the students' driver run on the cores the grading
+    # slots do not time on, as on a deployment where a worker's timing core is its own
+    # (docs/DEPLOY.md); on, they share every core with the sandboxes.
+    share_timing_cores: bool = False
+
+
+def cores_off_timing(config: StackConfig) -> set[int] | None:
+    """The cores left once each slot's timing core is set aside; None when sharing is asked
+    for or nothing would be left."""
+    if config.share_timing_cores:
+        return None
+    slots = range(config.first_slot, config.first_slot + config.workers)
+    timing = {core for core in map(pick_core, slots) if core is not None}
+    rest = os.sched_getaffinity(0) - timing
+    return rest or None
 
 
 def free_port() -> int:
@@ -115,6 +132,7 @@ class Stack:
     port: int = 0
     database_created: bool = False
     failed: bool = False
+    service_cores: set[int] | None = None  # where gunicorn and beat run; None: anywhere
 
     @property
     def database_url(self) -> str:
@@ -173,6 +191,7 @@ class Stack:
         self.manage("migrate", "--noinput")
         self.manage("sync_content")
         self.port = self.config.port or free_port()
+        self.service_cores = cores_off_timing(self.config)
         self.spawn(
             "web",
             [
@@ -189,6 +208,7 @@ class Stack:
                 "-",  # as deploy/web.sh serves: into web.log
             ],
             self.env(),
+            cores=self.service_cores,
         )
         first = self.config.first_slot
         for slot in range(first, first + self.config.workers):
@@ -232,6 +252,7 @@ class Stack:
                     "INFO",
                 ],
                 self.env(),
+                cores=self.service_cores,
             )
         self.wait_for_web()
         for process in self.processes:
@@ -269,7 +290,16 @@ class Stack:
             raise StackError(f"python {' '.join(args)} failed:\n{done.stderr[-4000:]}")
         return done.stdout
 
-    def spawn(self, name: str, args: list[str], env: dict[str, str]) -> None:
+    def spawn(
+        self, name: str, args: list[str], env: dict[str, str], cores: set[int] | None = None
+    ) -> None:
+        """Start a child leading its own process group; `cores`: its CPU affinity."""
+
+        def before_exec() -> None:
+            die_with_parent()
+            if cores:
+                os.sched_setaffinity(0, cores)
+
         log = self.run_dir / f"{name}.log"
         with log.open("ab") as out:
             popen = subprocess.Popen(
@@ -279,7 +309,7 @@ class Stack:
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
-                preexec_fn=die_with_parent,
+                preexec_fn=before_exec,
             )
         self.processes.append(Process(name, popen, log))
 

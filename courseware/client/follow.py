@@ -156,7 +156,11 @@ def follow(
                 f"still {data.get('status') or 'waiting'} after {units.clock(wait_s)}",
                 code=ExitCode.STILL_WAITING,
             )
-        next_poll = clock() + POLL_EVERY_S
+        # The server's hint (selectors.poll_after_s) spaces the polls out far back in a
+        # long queue; this client asks at least every POLL_EVERY_S otherwise.
+        hint = data.get("poll_after_s") if data else None
+        every = float(hint) if isinstance(hint, (int, float)) and 0 < hint <= 60 else POLL_EVERY_S
+        next_poll = clock() + every
         while clock() < next_poll:
             sleep(REDRAW_EVERY_S if live else max(0.0, next_poll - clock()))
             display.tick(clock() - start)

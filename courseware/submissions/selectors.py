@@ -233,6 +233,25 @@ def estimated_wait_s(submission: Submission, position: int | None) -> int | None
     return max(1, round(median * position / workers))
 
 
+POLL_SOON_S = 1.5  # being graded, near the front or no estimate yet: as the page always did
+POLL_AT_MOST_S = 10.0
+POLL_WAIT_SHARE = 0.25  # ask again after a quarter of the estimated wait
+
+
+def poll_after_s(status: str, wait_s: float | None) -> float | None:
+    """Seconds a client following a submission should wait before asking again; None once it
+    is finished. Soon while it is being graded or near the front, less often the further
+    back it waits: in a deadline rush most of a class is far back, and polls that can only
+    say "still waiting" would load the site that has to take the next submissions. Asking
+    again after a quarter of the estimated wait keeps the delay before a student sees the
+    grade within about a quarter of what was left when they last asked."""
+    if status not in (Status.QUEUED, Status.RUNNING):
+        return None
+    if status == Status.RUNNING or wait_s is None:
+        return POLL_SOON_S
+    return round(min(POLL_AT_MOST_S, max(POLL_SOON_S, wait_s * POLL_WAIT_SHARE)), 1)
+
+
 @dataclass(frozen=True)
 class GradingBudget:
     """A student's grading seconds for the site's day (settings.GRADING_SECONDS_PER_DAY)."""
@@ -408,6 +427,7 @@ def submission_as_api(submission: Submission, *, for_staff: bool) -> dict[str, A
         }
     score = submission_effective_score(submission, grading) if finished else None
     position = queue_position(submission)
+    wait_s = estimated_wait_s(submission, position)
     if report is not None and report.get("cells"):
         report["cells"] = notebook_cells(submission, grading)
         waiting = hand_graded_waiting(submission, grading)
@@ -426,7 +446,10 @@ def submission_as_api(submission: Submission, *, for_staff: bool) -> dict[str, A
         "device": submission.device_kind,
         "queue_position": position,
         # Seconds, from measured grading times; null when unknown (see estimated_wait_s).
-        "estimated_wait_s": estimated_wait_s(submission, position),
+        "estimated_wait_s": wait_s,
+        # When to ask again (null once finished): exercise.js, the client and the load
+        # bench's students all follow it.
+        "poll_after_s": poll_after_s(submission.status, wait_s),
         "review_reason": submission.review_reason or None,
         "overridden": bool(submission.overrides.all()) if finished else False,
         **_notebook_link(submission),

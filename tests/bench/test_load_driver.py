@@ -199,6 +199,7 @@ class FakeSite:
         self.next_id, self.posts = 1, 0
         self.polls: dict[int, int] = {}
         self.paths: list[str] = []
+        self.poll_after_s: float | None = None  # the hint its polls give while queued
 
     def __call__(self, request: httpx.Request) -> httpx.Response:
         path = request.url.path
@@ -215,7 +216,8 @@ class FakeSite:
             sid = int(path.rsplit("/", 1)[1])
             self.polls[sid] = self.polls.get(sid, 0) + 1
             status = "queued" if self.polls[sid] < 2 else "graded"
-            return httpx.Response(200, json={"id": sid, "status": status})
+            hint = self.poll_after_s if status == "queued" else None
+            return httpx.Response(200, json={"id": sid, "status": status, "poll_after_s": hint})
         assert request.headers["Cookie"].startswith("sessionid=")
         return httpx.Response(200, text="<html></html>")
 
@@ -280,6 +282,18 @@ def test_students_stop_at_the_end_and_the_watch_finds_the_rest() -> None:
     assert watched < 5
     assert all(a.status == "graded" and a.watcher_seen_at for a in recorder.accepted)
     assert load_stats.outcome(recorder.accepted, None).lost == 0
+
+
+@pytest.mark.parametrize("follow_hint", [True, False])
+def test_students_wait_as_long_as_the_server_says(follow_hint: bool) -> None:
+    site = FakeSite()
+    site.poll_after_s = 0.01  # much sooner than the plan's 30 s
+    recorder = Recorder()
+    slow = plan(duration_s=3.0, poll_s=30.0, max_submissions=1, follow_hint=follow_hint)
+    run_apart(run_students(people(1), slow, recorder, httpx.MockTransport(site)))
+    # Following the hint it sees the grade on the poll after "queued"; with a fixed 30 s
+    # interval the 3 s run ends before its second poll.
+    assert [a.seen_finished_at is not None for a in recorder.accepted] == [follow_hint]
 
 
 def test_the_watch_gives_up_on_a_stalled_queue() -> None:

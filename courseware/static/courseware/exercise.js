@@ -225,7 +225,9 @@
           return response.json();
         })
         .then(function (data) {
-          delay = 1500;
+          // The server says when to ask again: seldom far back in a long queue, soon near
+          // its front (selectors.poll_after_s).
+          delay = data.poll_after_s ? data.poll_after_s * 1000 : 1500;
           updateRow(data);
           if (!finished(data)) {
             if (followed === String(id)) say(describe(data), "");

@@ -84,6 +84,24 @@ def test_a_student_sees_the_fair_place_and_a_wait_from_measured_times(cast: Cast
     assert place_and_wait(cast, "alice", alice_second) == (3, 30)
 
 
+def test_clients_are_told_to_ask_less_often_the_further_back_they_wait(cast: Cast) -> None:
+    graded(cast.tara, seconds=20)
+    registered("cpu-0@node-a")
+    queue = [submit(person) for person in (cast.alice, cast.bob, cast.tara)]
+    hints = []
+    for person, submission in zip(("alice", "bob", "tara"), queue, strict=True):
+        body = cast.token_client(getattr(cast, person)).get(f"/api/v1/submissions/{submission.pk}")
+        hints.append((body.json()["estimated_wait_s"], body.json()["poll_after_s"]))
+    # A quarter of the estimated wait, between 1.5 s and 10 s.
+    assert hints == [(20, 5.0), (40, 10.0), (60, 10.0)]
+    Submission.objects.filter(pk=queue[0].pk).update(status=Status.RUNNING)
+    running = cast.token_client(cast.alice).get(f"/api/v1/submissions/{queue[0].pk}").json()
+    assert running["poll_after_s"] == 1.5  # the grade is seconds away
+    Submission.objects.filter(pk=queue[0].pk).update(status=Status.GRADED)
+    done = cast.token_client(cast.alice).get(f"/api/v1/submissions/{queue[0].pk}").json()
+    assert done["poll_after_s"] is None
+
+
 def test_another_exercise_with_no_history_is_estimated_from_its_kind(cast: Cast) -> None:
     graded(cast.tara, seconds=12)
     registered("cpu-0@node-a")
