@@ -76,9 +76,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--port", type=int, default=0, help="gunicorn's port (0: a free one)")
     parser.add_argument("--no-beat", action="store_true")
     parser.add_argument(
-        "--share-timing-cores",
+        "--timing-cores-apart",
         action="store_true",
-        help="let gunicorn, beat and the students run on the grading slots' timing cores too",
+        help="keep gunicorn, beat and the students off the grading slots' timing cores",
     )
     parser.add_argument("--conn-max-age", type=int, default=0, help="DATABASE_CONN_MAX_AGE")
     parser.add_argument("--note", default="", help="e.g. what else ran on the machine")
@@ -256,7 +256,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         beat=not args.no_beat,
         conn_max_age=args.conn_max_age,
         keep_logs=args.keep_logs,
-        share_timing_cores=args.share_timing_cores,
+        timing_cores_apart=args.timing_cores_apart,
     )
     signal.signal(signal.SIGTERM, stop_on_sigterm)
     began = time.monotonic()

@@ -182,6 +182,9 @@ async def run_students(
     return started, time.time()
 
 
+WATCH_TICK_S = 0.25  # how often the watch looks for submissions due a poll
+
+
 @dataclass(frozen=True)
 class WatchLimits:
     interval_s: float = 2.0
@@ -200,13 +203,18 @@ async def watch_until_finished(
     """Poll the API for every accepted submission not yet finished until none is left, nothing
     finished for limits.stall_s, or limits.total_s passed. Returns the seconds it watched.
 
-    These polls are not counted in the latency figures: no student makes them.
+    Each submission is polled as its student's page would go on polling it: again after the
+    `poll_after_s` its last answer gave (limits.interval_s without one), so the watch loads
+    the site no more than the class waiting would. These polls are not counted in the
+    latency figures.
     """
     began = last_progress = time.monotonic()
+    due: dict[int, float] = {}  # submission id -> when to poll it next (monotonic)
     limit = asyncio.Semaphore(4)  # gentle: the queue is what is being measured now
     async with httpx.AsyncClient(base_url=base_url, timeout=30.0, transport=transport) as client:
 
         async def check(a: Accepted) -> None:
+            due[a.id] = time.monotonic() + limits.interval_s  # unless the answer says when
             async with limit:
                 try:
                     response = await client.get(
@@ -216,7 +224,11 @@ async def watch_until_finished(
                 except httpx.HTTPError:
                     return
             if response.status_code == 200:
-                a.status = str(response.json().get("status"))
+                body = response.json()
+                hint = body.get("poll_after_s")
+                if isinstance(hint, (int, float)) and hint > 0:
+                    due[a.id] = time.monotonic() + float(hint)
+                a.status = str(body.get("status"))
                 if a.status in FINISHED and a.client_finished_at is None:
                     a.watcher_seen_at = time.time()
 
@@ -226,7 +238,8 @@ async def watch_until_finished(
             report(len(pending), now - began)
             if not pending or now - last_progress > limits.stall_s or now - began > limits.total_s:
                 return now - began
-            await asyncio.gather(*(check(a) for a in pending))
-            if any(a.status in FINISHED for a in pending):
+            asked = [a for a in pending if due.get(a.id, 0.0) <= now]
+            await asyncio.gather(*(check(a) for a in asked))
+            if any(a.status in FINISHED for a in asked):
                 last_progress = time.monotonic()
-            await asyncio.sleep(limits.interval_s)
+            await asyncio.sleep(min(limits.interval_s, WATCH_TICK_S))

@@ -86,8 +86,8 @@ def options_text(params: Mapping[str, Any]) -> str:
     parts += [f" --think {params['think_s'][0]:g} {params['think_s'][1]:g}"]
     if params.get("follow_hint") is False:
         parts.append(" --fixed-poll")
-    if "service_cores" in params and not params["service_cores"]:
-        parts.append(" --share-timing-cores")
+    if params.get("service_cores"):
+        parts.append(" --timing-cores-apart")
     return "".join(parts)
 
 

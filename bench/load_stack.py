@@ -53,16 +53,17 @@ class StackConfig:
     conn_max_age: int = 0  # DATABASE_CONN_MAX_AGE, the settings' default unless asked
     keep_logs: bool = False
     startup_timeout_s: float = 180.0
-    # Off (the default), gunicorn, beat and the students' driver run on the cores the grading
-    # slots do not time on, as on a deployment where a worker's timing core is its own
-    # (docs/DEPLOY.md); on, they share every core with the sandboxes.
-    share_timing_cores: bool = False
+    # On, gunicorn, beat and the students' driver run only on the cores the grading slots do
+    # not time on, as on a deployment where a worker's timing core is its own (docs/DEPLOY.md).
+    # Off (the default): on 2 cores that leaves the web tier one core shared with the worker's
+    # trusted side, which measured worse for both (docs/BENCHMARKS.md), so they share all.
+    timing_cores_apart: bool = False
 
 
 def cores_off_timing(config: StackConfig) -> set[int] | None:
-    """The cores left once each slot's timing core is set aside; None when sharing is asked
-    for or nothing would be left."""
-    if config.share_timing_cores:
+    """The cores left once each slot's timing core is set aside; None when the web tier may
+    use every core or nothing would be left."""
+    if not config.timing_cores_apart:
         return None
     slots = range(config.first_slot, config.first_slot + config.workers)
     timing = {core for core in map(pick_core, slots) if core is not None}

@@ -3,6 +3,7 @@
 Public API::
 
     from graders import grade                 # exercise folder (or spec) + source -> Report
+    from graders import profile               # a profile left for later by grade()
     from graders import load_exercise, iter_exercises, find_exercise, exercise_kind
     from graders import ExerciseSpec, Report, SpecError, GraderError
 
@@ -18,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from .errors import GraderError, SpecError
-from .report_types import Report
+from .report_types import ProfileRow, Report
 from .spec import ExerciseSpec, find_exercise, iter_exercises, load_exercise
 
 if TYPE_CHECKING:
@@ -46,7 +47,7 @@ def grade(
     slot: int | None = None,
     profile: bool = True,
     compare: bool = True,
-    on_graded: Callable[[Report], None] | None = None,
+    on_graded: Callable[[Report], bool | None] | None = None,
 ) -> Report:
     """Grade one submission; never raises for anything the student did.
 
@@ -55,7 +56,8 @@ def grade(
     device; ``slot`` picks the sandbox uid and core (None: the first free one). ``profile`` and
     ``compare`` (time the reference and naive versions alongside) apply to code exercises.
     ``on_graded`` receives a code submission's report as soon as its grade is final, before
-    the informative profile is taken; the report returned has the profile too.
+    the informative profile is taken; the report returned has the profile too, unless
+    ``on_graded`` returned False: then the profile is left for :func:`profile`.
 
     Raises SpecError for a malformed exercise, ValueError for a device the exercise does not
     support, and GraderError when the grader itself broke: none of these is the student's fault.
@@ -88,6 +90,22 @@ def grade(
     )
 
 
+def profile(
+    exercise: Path | str | ExerciseSpec,
+    source: str | bytes,
+    *,
+    device: str | None = None,
+    slot: int | None = None,
+) -> list[ProfileRow] | None:
+    """The top operators of one call of a code submission, taken apart from its grading (whose
+    ``on_graded`` left it for later): in a fresh sandbox, thrown away after. None when the
+    submission no longer loads or the profile fails; it never changes a grade."""
+    from .engine import profile_code
+
+    spec = exercise if isinstance(exercise, ExerciseSpec) else load_exercise(Path(exercise))
+    return profile_code(spec, source, device, slot=slot)
+
+
 __all__ = [
     "ExerciseKind",
     "ExerciseSpec",
@@ -99,4 +117,5 @@ __all__ = [
     "grade",
     "iter_exercises",
     "load_exercise",
+    "profile",
 ]

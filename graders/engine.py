@@ -29,11 +29,12 @@ from . import calibrate, precheck, report, runners, sandbox, slots, warm
 from .errors import GraderError
 from .model_wrapping import wrap_model_submission
 from .phases import Outcome, Run, comparison_fields
-from .report_types import ContainmentKind, Report, Verdict
+from .report_types import ContainmentKind, ProfileRow, Report, Verdict
 from .spec import ExerciseSpec
 
 # Told the report as soon as its grade is final, before the informative profile is taken.
-OnGraded = Callable[[Report], None]
+# Returning False leaves the profile for later (profile_code), e.g. while others wait.
+OnGraded = Callable[[Report], bool | None]
 
 
 def _require_measure(spec: ExerciseSpec, device: str, timed: report.TimedFigures) -> None:
@@ -130,11 +131,14 @@ class _Grading:
             builder.timings = run.timings
             builder.device_name = self._device_name(run)
             builder.sandbox = self._sandbox_info(run)
-            if on_graded is not None and profile and ending is None:
-                # The grade is final here; the profile only informs, so it comes after.
+            profile_now = profile and ending is None
+            if on_graded is not None and profile_now:
+                # The grade is final here; the profile only informs, so it comes after, or
+                # later still when the caller says so (it is then taken by profile_code).
                 self._read_output(runner, settle_s=0.0)  # still running: what it printed so far
-                on_graded(builder.finish(verdict, message, total_s=self._elapsed()))
-            if profile and ending is None:
+                final = builder.finish(verdict, message, total_s=self._elapsed())
+                profile_now = on_graded(final) is not False
+            if profile_now:
                 builder.profile = bench.grader.profile(run)
         finally:
             runner.close()
@@ -189,3 +193,41 @@ class _Grading:
         process = runner.run.session.process
         self.builder.stderr = process.stderr.text(tail=4000, settle_s=settle_s)
         self.builder.stdout = process.stdout.text(tail=2000, settle_s=settle_s)
+
+
+def profile_code(
+    spec: ExerciseSpec,
+    source: str | bytes,
+    device: str | None = None,
+    *,
+    slot: int | None = None,
+    compare: bool = True,
+) -> list[ProfileRow] | None:
+    """The informative profile of a submission graded earlier without one (its ``on_graded``
+    left it for later): the code is imported into a fresh runner of the slot's bench, one
+    call is profiled, and the runner is thrown away like any other. ``compare`` names the
+    bench the slot's gradings use, so taking a profile does not close it. None when the
+    submission does not load or the profile fails; nothing here can change a grade.
+    """
+    source = wrap_model_submission(spec, source)
+    device = device or spec.devices[0]
+    if device not in spec.devices:
+        raise ValueError(f"exercise {spec.slug} supports {spec.devices}, not {device!r}")
+    problem, text = precheck.find_problem(source, spec.entry, spec.limits.source_bytes)
+    if problem:
+        return None
+    with slots.acquire(slot) as held:
+        peaks = calibrate.peaks(device, slot=held)
+        bench = warm.bench_for(spec, device, held, peaks, compare)
+        try:
+            runner = bench.take_runner()
+            try:
+                runners.deliver(runner.scratch, text)
+                bench.grader.load(runner.run)
+                return bench.grader.profile(runner.run)
+            except Outcome:
+                return None
+            finally:
+                runner.close()
+        finally:
+            warm.release(bench)

@@ -26,7 +26,7 @@ from django.utils import timezone
 from courseware.fleet.identity import WorkerIdentity
 from courseware.fleet.models import Worker
 from courseware.fleet.selectors import holder_is_lost
-from courseware.submissions import services
+from courseware.submissions import profiles_later, services
 from courseware.submissions.models import Status, Submission
 
 logger = logging.getLogger(__name__)
@@ -107,5 +107,8 @@ def wake_if_idle(identity: WorkerIdentity) -> bool:
 
 def sweep() -> int:
     """The periodic sweep (celery beat, and each worker as it starts): reclaim from lost
-    workers, then send again what waited too long. Returns how many were sent again."""
-    return reclaim_from_lost_workers() + services.submission_requeue_stale()
+    workers, then send again what waited too long, and the task for profiles left waiting
+    by a worker that died. Returns how many submissions were sent again."""
+    sent = reclaim_from_lost_workers() + services.submission_requeue_stale()
+    profiles_later.send_for_forgotten()
+    return sent

@@ -100,6 +100,7 @@ class ReportPage:
     chart: RooflineChart | None = None
     roofline_url: str = ""
     profile: list[Row] = field(default_factory=list)
+    profile_pending: bool = False  # left for later while others waited (profiles_later.py)
     device: list[Row] = field(default_factory=list)
     feedback: Feedback | None = None
     traceback: str = ""
@@ -526,6 +527,7 @@ def report_page(*, submission: Submission, viewer: User, is_staff: bool) -> Repo
     page.chart = chart_from_report(report)
     page.roofline_url = roofline_url(report)
     page.profile = profile_rows(report.get("profile"))
+    page.profile_pending = bool(grading is not None and grading.profile_pending)
     page.device = device_rows(report)
     page.feedback = feedback_for(report, is_naive_source=source_is_naive(submission))
     page.traceback = clean_traceback(report.get("traceback"))

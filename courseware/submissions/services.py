@@ -379,8 +379,12 @@ def grading_record(
     worker: str,
     duration_s: float,
     claim_token: str | None = None,
+    profile_pending: bool = False,
 ) -> Grading | None:
     """Store the engine's report as a new grading and finish the submission.
+
+    `profile_pending`: the worker left the profile for later (courseware/submissions/
+    profiles_later.py), so the report gains it once the queue is empty.
 
     With `claim_token`, only while that claim still holds the submission: a worker that lost
     its claim (it went silent and the work was given to another) finishing late writes nothing.
@@ -412,6 +416,7 @@ def grading_record(
                 content_hash=content_hash,
                 worker=worker[:200],
                 duration_s=duration_s,
+                profile_pending=profile_pending,
             )
             if claim_token is None:
                 _set_status(
@@ -441,7 +446,8 @@ def grading_attach_profile(*, run_key: str, profile: list[Any]) -> bool:
         if grading is None:
             return False
         grading.report = {**grading.report, "profile": profile}
-        grading.save(update_fields=["report"])
+        grading.profile_pending = False
+        grading.save(update_fields=["report", "profile_pending"])
     return True
 
 

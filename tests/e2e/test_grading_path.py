@@ -83,3 +83,15 @@ def test_queued_work_waits_for_a_worker_then_every_verdict_comes_back(
     other = Api(live_server.url, token_issue(user=cast.bob).key)
     assert other.call("GET", f"/api/v1/submissions/{fast}")[0] == 404
     assert Grading.objects.filter(submission_id=fast).count() == 1
+
+    # The fast one was graded while the other two waited: its grade came at once and its
+    # profile was left for later, then taken by the worker once the queue was empty.
+    def profiled() -> list | None:
+        body = api.finished(fast)
+        return (body or {}).get("report", {}).get("profile") or None
+
+    rows = wait_for(profiled, timeout=120)
+    assert rows and any("add" in row["name"] for row in rows), worker.log()
+    first = Grading.objects.get(submission_id=fast)
+    assert first.profile_claimed_at is not None and not first.profile_pending
+    assert (api.finished(fast) or {}).get("score") == correct["score"]

@@ -11,7 +11,16 @@ from collections.abc import Iterator
 
 import pytest
 
-from graders import ExerciseSpec, Report, calibrate, companion_times, grade, slots, warm
+from graders import (
+    ExerciseSpec,
+    Report,
+    calibrate,
+    companion_times,
+    grade,
+    profile,
+    slots,
+    warm,
+)
 
 # Slot 1, which no other test grades on: a grading elsewhere holding the slot would only
 # delay these runners' baselines, never change what the tests see, but it would slow them.
@@ -204,6 +213,26 @@ def test_profile_comes_after_the_grade(warm_on, quick_spec) -> None:
     assert final["profile"], "the returned report carries the profile"
     assert early[0]["score"] == final["score"]
     assert early[0]["verdict"] == final["verdict"] == "correct"
+
+
+def test_a_profile_left_for_later_is_taken_in_a_fresh_runner(warm_on, quick_spec) -> None:
+    source = (quick_spec.path / "samples" / "fast.py").read_text()
+    early: list[Report] = []
+
+    def later(report: Report) -> bool:
+        early.append(report)
+        return False  # others wait: no profile now
+
+    final = grade(quick_spec, source, device="cpu", slot=SLOT, compare=False, on_graded=later)
+    assert early[0]["verdict"] == final["verdict"] == "correct"
+    assert final["profile"] is None, "left for later, not taken"
+    rows = profile(quick_spec, source, device="cpu", slot=SLOT)
+    assert rows and all(row["calls"] >= 1 and row["self_time_s"] >= 0 for row in rows)
+    assert any("add" in row["name"] for row in rows), rows
+    # A file that no longer loads gets no profile, and no exception.
+    assert profile(quick_spec, "def vector_add(a, b):\n    return a +\n", slot=SLOT) is None
+    broken = "raise RuntimeError('gone')\ndef vector_add(a, b):\n    return a + b\n"
+    assert profile(quick_spec, broken, device="cpu", slot=SLOT) is None
 
 
 class TestCompanionTimes:
