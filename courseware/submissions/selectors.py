@@ -202,24 +202,28 @@ def queue_position(submission: Submission) -> int | None:
     return queue.running + queue.order.index(submission.pk) + 1
 
 
-RECENT_GRADINGS = 20  # the wait estimate's median is over this many latest gradings
+RECENT_GRADINGS = 20  # the wait estimate averages this many latest gradings
 
 
-def median_grading_s(*, item_id: int, kind: str) -> float | None:
-    """The median worker time of the latest gradings of this exercise on this worker kind
-    (of any exercise on it when this one has none yet); None before any."""
+def mean_grading_s(*, item_id: int, kind: str) -> float | None:
+    """The mean worker time of the latest gradings of this exercise on this worker kind (of
+    any exercise on it when this one has none yet); None before any. The mean, not the
+    median: the wait is a sum of the gradings ahead, and a queue mixes submissions refused in
+    milliseconds with full gradings of seconds, where a median can say nearly nothing."""
     timed = Grading.objects.filter(submission__device_kind=kind, duration_s__isnull=False)
     for scope in (timed.filter(submission__item_id=item_id), timed):
-        durations = list(
-            scope.order_by("-pk").values_list("duration_s", flat=True)[:RECENT_GRADINGS]
-        )
+        durations = [
+            float(d)
+            for d in scope.order_by("-pk").values_list("duration_s", flat=True)[:RECENT_GRADINGS]
+            if d is not None
+        ]
         if durations:
-            return float(statistics.median(d for d in durations if d is not None))
+            return statistics.fmean(durations)
     return None
 
 
 def estimated_wait_s(submission: Submission, position: int | None) -> int | None:
-    """Seconds until a queued submission is graded, as measured: the median recent grading
+    """Seconds until a queued submission is graded, as measured: the mean recent grading
     time × its place in the queue / the live workers of its kind. None when it is not
     queued, no worker of its kind is up, or nothing was graded on that kind yet."""
     if position is None:
@@ -227,10 +231,10 @@ def estimated_wait_s(submission: Submission, position: int | None) -> int | None
     workers = live_worker_counts().get(submission.device_kind, 0)
     if not workers:
         return None
-    median = median_grading_s(item_id=submission.item_id, kind=submission.device_kind)
-    if median is None:
+    mean = mean_grading_s(item_id=submission.item_id, kind=submission.device_kind)
+    if mean is None:
         return None
-    return max(1, round(median * position / workers))
+    return max(1, round(mean * position / workers))
 
 
 POLL_SOON_S = 1.5  # being graded, near the front or no estimate yet: as the page always did
