@@ -155,7 +155,7 @@ def latency_table(record: Mapping[str, Any]) -> list[str]:
 
 def history_table(history: Sequence[Mapping[str, Any]]) -> list[str]:
     rows = [
-        "| measured | load avg | students / s / slots | API p50 / p99 | page p99 | "
+        "| measured | load avg | students / s / ramp s / slots | API p50 / p99 | page p99 | "
         "accepted/s (first wave) | drain | gradings/min/slot | submit-to-graded p50 / p90 | "
         "lost | note |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
@@ -167,7 +167,7 @@ def history_table(history: Sequence[Mapping[str, Any]]) -> list[str]:
         api, page = lat.get("api", {}), lat.get("page", {})
         rows.append(
             f"| {h['measured']} | {num(h.get('load_average_1m'), 1)} | "
-            f"{p['students']} / {p['duration_s']:.0f} / {p['workers']} | "
+            f"{p['students']} / {p['duration_s']:.0f} / {p.get('ramp_s', 0):g} / {p['workers']} | "
             f"{ms(api.get('p50_ms'))} / {ms(api.get('p99_ms'))} | {ms(page.get('p99_ms'))} | "
             f"{num(h['first_wave_accepted_per_s'])} | "
             f"{sec(h['drain_s']) if h['drain_s'] is not None else 'never'} | "
@@ -185,38 +185,59 @@ def append_history(path: Path, record: Mapping[str, Any]) -> list[dict[str, Any]
     return history
 
 
-def doc_section(record: Mapping[str, Any], history: Sequence[Mapping[str, Any]]) -> list[str]:
+def latest_per_size(history: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The latest load run for each number of students, the largest class first."""
+    latest: dict[int, Mapping[str, Any]] = {}
+    for h in history:
+        if h.get("bench") == BENCH:
+            latest[int(h["params"]["students"])] = h
+    return [latest[n] for n in sorted(latest, reverse=True)]
+
+
+def run_block(record: Mapping[str, Any]) -> list[str]:
     p = record["params"]
+    who = f"{p['students']} student{'s' if p['students'] != 1 else ''}"
     return [
-        TITLE,
+        f"### {who}: the latest run",
         "",
         f"Measured {record['measured']} (1-minute load average "
         f"{num(record['load_average_1m'], 1)} at the start) with `python -m bench.load "
         f"--students {p['students']} --duration {p['duration_s']:.0f} --workers {p['workers']}"
-        f"{options_text(p)}` "
-        f"(`make bench` runs it). Machine: {record['machine']}.",
-        "",
-        "All on this machine, on loopback: gunicorn (`config.wsgi`, sync workers), PostgreSQL "
-        "and Redis (the machine's servers, a database and a Redis database number of the "
-        "bench's own), grading workers started with the worker command line of issue 14 (one "
-        "slot each) and beat. Each simulated student opens the dashboard and the exercise "
-        f"page, submits `vector-add` ({', '.join(p['samples'])}) through `POST "
-        f"/api/v1/submissions` with its token, polls `GET /api/v1/submissions/<id>` "
-        f"{poll_text(p)} as the exercise page does, opens the report, thinks "
-        f"{p['think_s'][0]:.0f}-{p['think_s'][1]:.0f} s and submits again, up to "
-        f"{p['max_submissions']} times, for {p['duration_s']:.0f} s (their starts spread "
-        f"over {p.get('ramp_s', 0):.0f} s); then the queue is "
-        "followed until it is empty. Latencies are measured by the students' client, queueing "
-        "in gunicorn's backlog included. Submit-to-graded is from the database (a row's "
-        "creation to its last status change), so it includes the time waiting in the queue; "
-        "the 2 s / 3 s targets of issue 14 are for one student on a warm worker "
-        "(`--students 1`). Lost: accepted (201) and not graded (or failed) when the watch "
-        "ended; the database is read for that.",
+        f"{options_text(p)}`. Machine: {record['machine']}. Each student polls "
+        f"{poll_text(p)}, thinks {p['think_s'][0]:g}-{p['think_s'][1]:g} s between "
+        f"submissions, submits up to {p['max_submissions']} times; their starts are spread "
+        f"over {p.get('ramp_s', 0):g} s. {record.get('note') or ''}".rstrip(),
         "",
         *markdown_table(record),
         "",
         *latency_table(record),
         "",
+    ]
+
+
+def doc_section(record: Mapping[str, Any], history: Sequence[Mapping[str, Any]]) -> list[str]:
+    """This bench's section: what a run does, the latest run of each class size (`record`
+    is the newest of `history`) and every run so far."""
+    samples = ", ".join(record["params"]["samples"])
+    blocks = [line for latest in latest_per_size(history) for line in run_block(latest)]
+    return [
+        TITLE,
+        "",
+        "`python -m bench.load` (`make bench` runs it). All on one machine, on loopback: "
+        "gunicorn (`config.wsgi`, sync workers), PostgreSQL and Redis (the machine's servers, "
+        "a database and a Redis database number of the bench's own), grading workers started "
+        "with the worker command line of issue 14 (one slot each) and beat. Each simulated "
+        "student opens the dashboard and the exercise page, submits `vector-add` "
+        f"({samples}) through `POST /api/v1/submissions` with its token, polls `GET "
+        "/api/v1/submissions/<id>` as the exercise page does, opens the report, thinks and "
+        "submits again; after the students' phase the queue is followed until it is empty. "
+        "Latencies are measured by the students' client, queueing in gunicorn's backlog "
+        "included. Submit-to-graded is from the database (a row's creation to its last status "
+        "change), so it includes the time waiting in the queue; the 2 s / 3 s targets of "
+        "issue 14 are for one student on a warm worker (`--students 1`). Lost: accepted (201) "
+        "and not graded (or failed) when the watch ended; the database is read for that.",
+        "",
+        *blocks,
         "### Load runs",
         "",
         *history_table(history),

@@ -14,6 +14,7 @@ it. It decides from the folder whether the exercise is code (``exercise.toml``) 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -24,6 +25,12 @@ from .spec import ExerciseSpec, find_exercise, iter_exercises, load_exercise
 
 if TYPE_CHECKING:
     from .notebooks.spec import NotebookExerciseSpec
+
+# The trusted side's large tensors (inputs drawn, outputs and inputs read back, the
+# reference's results) in huge pages, as the sandbox's are (graders/sandbox.py): a fresh
+# 64 MiB tensor costs 70-80 ms of 4 KiB page faults on a KVM guest here and 13 ms so, and a
+# vector-add grading makes dozens. torch reads this at its first large allocation.
+os.environ.setdefault("THP_MEM_ALLOC_ENABLE", "1")
 
 ExerciseKind = Literal["code", "notebook"]
 

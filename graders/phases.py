@@ -341,7 +341,7 @@ class Grader:
             raise Outcome("wrong", f"{described.message} ({where})")
         cap = self.spec.limits.output_mb * 1024 * 1024
         try:
-            got = arena.read_output(meta, run.host_pid, cap)
+            got = arena.read_output(meta, run.host_pid, cap, into=self.arena.outputs_back)
         except arena.OutputUnreadable as exc:
             raise Outcome(
                 "error",

@@ -66,16 +66,11 @@ def write(pid: int, address: int, local_address: int, size: int) -> None:
     _copy(True, pid, local_address, address, size)
 
 
-def read(pid: int, address: int, size: int) -> bytearray:
-    """``size`` bytes from ``address`` in ``pid``."""
-    buffer = bytearray(size)
+def read_into(pid: int, address: int, local_address: int, size: int) -> None:
+    """Copy ``size`` bytes at ``address`` in ``pid`` to ``local_address`` in this process (a
+    buffer the caller allocated: the trusted side's are torch tensors in huge pages)."""
     if size == 0:
-        return buffer
+        return
     if address <= 0 or address + size >= 1 << 64:
         raise RemoteMemoryError(f"{address:#x} is not an address {size} bytes can come from")
-    holder = (ctypes.c_char * size).from_buffer(buffer)
-    try:
-        _copy(False, pid, ctypes.addressof(holder), address, size)
-    finally:
-        del holder
-    return buffer
+    _copy(False, pid, local_address, address, size)

@@ -188,6 +188,22 @@ def test_history_and_doc_section_keep_the_other_benches(tmp_path: Path) -> None:
     assert len(runs) == 3  # header, rule and the one load record: the engine's is skipped
 
 
+def test_the_doc_shows_the_latest_run_of_each_class_size_largest_first() -> None:
+    def sized(students: int, measured: str) -> dict[str, Any]:
+        made = record([])
+        return made | {
+            "params": made["params"] | {"students": students},
+            "measured": measured,
+        }
+
+    history = [sized(1, "one, older"), sized(50, "fifty"), sized(1, "one, newer")]
+    text = "\n".join(load_report.doc_section(history[-1], history))
+    assert text.index("### 50 students") < text.index("### 1 student:")
+    assert "Measured fifty" in text and "Measured one, newer" in text
+    assert "Measured one, older" not in text  # only in the table of every run
+    assert text.count("| one, older |") == 1
+
+
 # ---------------------------------------------------------------- the students, on a fake site
 
 
