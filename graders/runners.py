@@ -62,8 +62,11 @@ def start_session(
     text: str | None,
     inputs_bytes: int,
     uid: int | None = None,
+    warm_profiler: bool = False,
 ) -> TrustedChannel:
-    """Start the harness in a sandbox; ``text`` (if given) is the code it will import."""
+    """Start the harness in a sandbox; ``text`` (if given) is the code it will import.
+    ``warm_profiler``: start torch.profiler before saying hello (2 s here), for a runner
+    started ahead of its submission, whose profile then comes without that wait."""
     if text is not None:
         deliver(scratch, text)
     where = sandbox.layout(scratch.root, GRADER_ROOT)
@@ -76,6 +79,7 @@ def start_session(
         "results_fd": results_w,
         "control_fd": control_r,
         "inputs_bytes": inputs_bytes,
+        "warm_profiler": warm_profiler,
     }
     job_path = scratch.inbox / "job.json"
     job_path.write_text(json.dumps(job))

@@ -77,8 +77,16 @@ class Runner:
         uid = sandbox.slot_uid(slot) if sandbox.mode() == "root" else None
         self.scratch = sandbox.Scratch(uid)
         try:
+            # Warm runners (a worker's) start the profiler ahead too; a cold one, started
+            # when its grading needs it, would make that grading wait for it.
             session = runners.start_session(
-                bench.spec, bench.device, slot, self.scratch, None, bench.arena.nbytes
+                bench.spec,
+                bench.device,
+                slot,
+                self.scratch,
+                None,
+                bench.arena.nbytes,
+                warm_profiler=enabled(),
             )
         except BaseException:
             self.scratch.close()
