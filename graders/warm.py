@@ -249,22 +249,22 @@ class Bench:
         return runner
 
     def refill(self) -> None:
-        """Start the runners the pool lacks (warm runners on only).
+        """Top up the pool (warm runners on only).
 
-        Called by a grading once its calls are timed, while it still holds the slot: the
-        sandboxes are started here and now, so a grading that follows at once finds them
-        importing (it freezes them while it times, see :meth:`hush`); a background thread
-        waits for their hello and measures their baseline whenever the slot is free.
+        Called by a grading once its calls are timed, while it still holds the slot: a
+        sandbox is started here and now unless one is still importing, so a grading that
+        follows at once finds it importing (it freezes it while it times, see :meth:`hush`);
+        a background thread waits for each runner's hello, measures its baseline whenever
+        the slot is free, and starts the next runner the pool lacks, one at a time.
         """
         with self.lock:
             if self.closed or not enabled():
                 return
-            while len(self.runners) < pool_size():
-                try:
-                    self.runners.append(Runner(self))
-                except Exception:
-                    logger.exception("A warm runner could not be started")
-                    break
+            # One importing at a time: two would share the slot's core and both be late for
+            # a submission that comes a few seconds after this one (the refill thread
+            # starts the next once this one is ready).
+            if len(self.runners) < pool_size() and all(r.greeted for r in self.runners):
+                self._start_runner()
             if self._refiller is not None and self._refiller.is_alive():
                 return
             self._refiller = threading.Thread(
@@ -272,17 +272,42 @@ class Bench:
             )
             self._refiller.start()
 
+    def _start_runner(self) -> bool:
+        """Start one runner for the pool (the caller holds ``self.lock``); False if it failed."""
+        try:
+            self.runners.append(Runner(self))
+        except Exception:
+            logger.exception("A warm runner could not be started")
+            return False
+        return True
+
     def _prepare_all(self) -> None:
         while True:
             with self.lock:
                 pending = [r for r in self.runners if not r.measured and not r.taken]
                 if self.closed:
                     return
-            if not pending:
+            if pending:
+                if not self._prepare(pending[0]):
+                    return
+            elif not self._start_next():
                 break
-            if not self._prepare(pending[0]):
-                return
         self._stage_pool()
+
+    def _start_next(self) -> bool:
+        """Start the next runner the pool lacks once no grading holds the slot, so that
+        nothing is timed while it starts; False when the pool is full or one fails."""
+        while True:
+            with self.lock:
+                if self.closed or len(self.runners) >= pool_size():
+                    return False
+            with slots.attempt(self.slot) as held:
+                if held:
+                    with self.lock:
+                        if self.closed or len(self.runners) >= pool_size():
+                            return False
+                        return self._start_runner()
+            time.sleep(_RETRY_S)
 
     def _stage_pool(self) -> None:
         """Draw the next grading's input pool (a quarter of a second for vector-add) while
