@@ -190,11 +190,9 @@ def test_history_and_doc_section_keep_the_other_benches(tmp_path: Path) -> None:
 
 def test_the_doc_shows_the_latest_run_of_each_class_size_largest_first() -> None:
     def sized(students: int, measured: str) -> dict[str, Any]:
-        made = record([])
-        return made | {
-            "params": made["params"] | {"students": students},
-            "measured": measured,
-        }
+        made: dict[str, Any] = dict(record([]))
+        params: dict[str, Any] = dict(made["params"])
+        return made | {"params": params | {"students": students}, "measured": measured}
 
     history = [sized(1, "one, older"), sized(50, "fifty"), sized(1, "one, newer")]
     text = "\n".join(load_report.doc_section(history[-1], history))
