@@ -60,6 +60,10 @@ def build_record(
         "grading_s": load_stats.grading_seconds(db_rows, [a.id for a in accepted]),
         "submit_to_graded": load_stats.submit_to_graded(accepted, db_rows),
         "submit_to_seen": load_stats.submit_to_seen(accepted),
+        "verdicts": load_stats.verdict_counts(db_rows, [a.id for a in accepted]),
+        "submit_to_graded_split": load_stats.submit_to_graded_split(
+            db_rows, [a.id for a in accepted]
+        ),
         "students_phase_s": context["students_s"],
         "watched_s": context["watched_s"],
         "exit_codes": dict(context["exit_codes"]),
@@ -71,8 +75,8 @@ def ms(value: float | None) -> str:
     return "-" if value is None else f"{value:.0f} ms" if value >= 10 else f"{value:.1f} ms"
 
 
-def sec(value: float | None) -> str:
-    return "-" if value is None else f"{value:.1f} s"
+def sec(value: float | None, digits: int = 1) -> str:
+    return "-" if value is None else f"{value:.{digits}f} s"
 
 
 def num(value: float | None, digits: int = 2) -> str:
@@ -134,6 +138,7 @@ def markdown_table(record: Mapping[str, Any]) -> list[str]:
         f"| submit to seen by the student's polls p50 / p90 ({seen['count']}) | "
         f"{sec(seen['p50_s'])} / {sec(seen['p90_s'])} | |",
         f"| failed (the grader broke) | {subs['failed']} | |",
+        f"| verdicts (the samples are correct) | {verdicts_text(record)} | all correct |",
         f"| **lost** (accepted, not finished at the end; {subs['truth']}) | "
         f"**{subs['lost']}**{lost_note} | 0 |",
     ]
@@ -153,12 +158,36 @@ def latency_table(record: Mapping[str, Any]) -> list[str]:
     return rows
 
 
+def verdicts_text(record: Mapping[str, Any]) -> str:
+    verdicts = record.get("verdicts")
+    if verdicts is None:
+        return "not recorded"
+    return ", ".join(f"{name} {count}" for name, count in verdicts.items()) or "none"
+
+
+def split_table(record: Mapping[str, Any]) -> list[str]:
+    """Where submit-to-graded went (runs recorded before the split have none)."""
+    split = record.get("submit_to_graded_split") or {}
+    if not split.get("count"):
+        return []
+    rows = [
+        f"Submit-to-graded by part ({split['count']} graded; both companions' medians reused "
+        f"in {split['reused_both']}, the others timed at least one in full):",
+        "",
+        "| part | p50 | p90 |",
+        "|---|---|---|",
+    ]
+    for name, s in split["parts"].items():
+        rows.append(f"| {name} | {sec(s['p50_s'], 2)} | {sec(s['p90_s'], 2)} |")
+    return [*rows, ""]
+
+
 def history_table(history: Sequence[Mapping[str, Any]]) -> list[str]:
     rows = [
         "| measured | load avg | students / s / ramp s / slots | API p50 / p99 | page p99 | "
         "accepted/s (first wave) | drain | gradings/min/slot | submit-to-graded p50 / p90 | "
-        "lost | note |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "verdicts | lost | note |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for h in history:
         if h.get("bench") != BENCH:
@@ -172,7 +201,8 @@ def history_table(history: Sequence[Mapping[str, Any]]) -> list[str]:
             f"{num(h['first_wave_accepted_per_s'])} | "
             f"{sec(h['drain_s']) if h['drain_s'] is not None else 'never'} | "
             f"{num(h['gradings_per_min_per_slot'])} | "
-            f"{sec(stg['p50_s'])} / {sec(stg['p90_s'])} | {h['submissions']['lost']} | "
+            f"{sec(stg['p50_s'])} / {sec(stg['p90_s'])} | {verdicts_text(h)} | "
+            f"{h['submissions']['lost']} | "
             f"{h.get('note', '')} |"
         )
     return rows
@@ -212,6 +242,7 @@ def run_block(record: Mapping[str, Any]) -> list[str]:
         "",
         *latency_table(record),
         "",
+        *split_table(record),
     ]
 
 

@@ -20,7 +20,8 @@ SELECT id, status, created_at, status_changed_at FROM submissions_submission
 """
 # The first grading of each submission: its duration and which worker made it.
 GRADINGS = """
-SELECT DISTINCT ON (submission_id) submission_id, duration_s, worker
+SELECT DISTINCT ON (submission_id) submission_id, duration_s, worker, report->'timings',
+       report->'performance'->'companions_reused', verdict
 FROM submissions_grading ORDER BY submission_id, id
 """
 
@@ -29,14 +30,14 @@ def read_rows(database_url: str) -> dict[int, DbRow] | None:
     try:
         with psycopg.connect(database_url) as conn:
             submissions = conn.execute(SUBMISSIONS).fetchall()
-            gradings = {row[0]: (row[1], row[2]) for row in conn.execute(GRADINGS).fetchall()}
+            gradings = {row[0]: row[1:] for row in conn.execute(GRADINGS).fetchall()}
     except psycopg.Error as exc:
         print(f"load bench: could not read the submission rows ({exc}); using the polls")
         sys.stdout.flush()
         return None
     rows: dict[int, DbRow] = {}
     for row_id, status, created_at, changed_at in submissions:
-        duration, worker = gradings.get(row_id, (None, None))
+        duration, worker, timings, reused, verdict = gradings.get(row_id, (None,) * 5)
         rows[int(row_id)] = DbRow(
             id=int(row_id),
             status=str(status),
@@ -44,5 +45,19 @@ def read_rows(database_url: str) -> dict[int, DbRow] | None:
             finished_at=changed_at.timestamp() if status in FINISHED else None,
             grading_s=float(duration) if duration is not None else None,
             worker=str(worker) if worker else None,
+            phases=phases_of(timings),
+            companions_reused=len(reused) if isinstance(reused, dict) else 0,
+            verdict=str(verdict) if verdict else None,
         )
     return rows
+
+
+def phases_of(timings: object) -> dict[str, float]:
+    """The report's per-phase seconds that are numbers (a rejected submission has few)."""
+    if not isinstance(timings, dict):
+        return {}
+    return {
+        key: float(value)
+        for key, value in timings.items()
+        if isinstance(value, (int, float)) and not isinstance(value, bool)
+    }

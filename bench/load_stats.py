@@ -64,6 +64,21 @@ class DbRow:
     finished_at: float | None  # when its status last changed, once finished
     grading_s: float | None = None  # the worker's own time for its grading
     worker: str | None = None
+    # The grading report's seconds per phase (sandbox_start_s, check_s, timing_s, ...).
+    phases: dict[str, float] = field(default_factory=dict)
+    companions_reused: int = 0  # companions whose remembered median the grading reused
+    verdict: str | None = None  # its first grading's
+
+
+def verdict_counts(db_rows: Mapping[int, DbRow] | None, ids: Iterable[int]) -> dict[str, int]:
+    """How the run's gradings ended. The bench submits samples that are correct, so any
+    other verdict is the grader failing an honest student."""
+    counts: dict[str, int] = {}
+    for i in ids:
+        row = (db_rows or {}).get(i)
+        if row is not None and row.verdict:
+            counts[row.verdict] = counts.get(row.verdict, 0) + 1
+    return dict(sorted(counts.items()))
 
 
 @dataclass
@@ -239,4 +254,51 @@ def grading_seconds(db_rows: Mapping[int, DbRow] | None, ids: Iterable[int]) -> 
         "mean_s": sum(seconds) / len(seconds) if seconds else None,
         "p50_s": percentile(seconds, 50),
         "per_worker": per_worker,
+    }
+
+
+# The parts of submit-to-graded, in the order they happen, with the report's names.
+SPLIT_PHASES = (
+    ("runner wait", "sandbox_start_s"),
+    ("load", "setup_s"),
+    ("checks", "check_s"),
+    ("timed calls", "timing_s"),
+)
+
+
+def submit_to_graded_split(
+    db_rows: Mapping[int, DbRow] | None, ids: Iterable[int]
+) -> dict[str, Any]:
+    """Where submit-to-graded went, per graded submission: the report's phases, and the rest
+    (queueing, the task's database work, the report written), p50 and p90 of each.
+
+    ``reused_both``: gradings that reused both companions' remembered medians (the others
+    timed at least one of them in full)."""
+    if db_rows is None:
+        return {"count": 0, "parts": {}, "reused_both": 0}
+    rows = [
+        db_rows[i]
+        for i in ids
+        if i in db_rows
+        and db_rows[i].status in GRADED
+        and db_rows[i].finished_at is not None
+        and db_rows[i].phases.get("timing_s") is not None
+    ]
+    parts: dict[str, list[float]] = {label: [] for label, _ in SPLIT_PHASES}
+    parts["the rest"] = []
+    for row in rows:
+        assert row.finished_at is not None  # filtered above; for mypy
+        spent = 0.0
+        for label, key in SPLIT_PHASES:
+            value = row.phases.get(key) or 0.0
+            parts[label].append(value)
+            spent += value
+        parts["the rest"].append(max(0.0, row.finished_at - row.created_at - spent))
+    return {
+        "count": len(rows),
+        "parts": {
+            label: {"p50_s": percentile(values, 50), "p90_s": percentile(values, 90)}
+            for label, values in parts.items()
+        },
+        "reused_both": sum(1 for row in rows if row.companions_reused >= 2),
     }

@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from . import containment, gpu_nodes, seccomp_filter
+from . import containment, forking_thread, gpu_nodes, seccomp_filter
 from .errors import GraderError
 
 SCRATCH_MOUNT = "/scratch"
@@ -486,7 +486,8 @@ def _start_contained(
             resource.setrlimit(key, (value, value))
 
     try:
-        popen = subprocess.Popen(
+        # Forked on a thread that outlives every caller: see graders/forking_thread.py.
+        popen = forking_thread.popen(
             argv,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,

@@ -120,6 +120,34 @@ def test_throughput_drain_and_submit_to_graded() -> None:
     assert load_stats.grading_seconds(rows, [1, 2])["per_worker"] == {"w": 2}
 
 
+def test_submit_to_graded_split_puts_the_unreported_time_in_the_rest() -> None:
+    phases = {"sandbox_start_s": 0.5, "setup_s": 0.1, "check_s": 0.2, "timing_s": 1.0}
+    rows = {
+        1: DbRow(1, "graded", 10.0, 12.0, 2.0, "w", phases, companions_reused=2),
+        2: DbRow(2, "graded", 20.0, 24.0, 3.0, "w", {**phases, "timing_s": 3.0}),
+        3: DbRow(3, "failed", 30.0, 31.0, 1.0, "w", phases),  # not graded: left out
+        4: DbRow(4, "graded", 40.0, 41.0, 0.1, "w", {"total_s": 0.1}),  # rejected: no timing
+    }
+    split = load_stats.submit_to_graded_split(rows, [1, 2, 3, 4, 5])
+    assert split["count"] == 2
+    assert split["reused_both"] == 1
+    assert split["parts"]["timed calls"]["p50_s"] == pytest.approx(2.0)
+    # 2.0 s - 1.8 s of phases, and 4.0 s - 3.8 s
+    assert split["parts"]["the rest"]["p50_s"] == pytest.approx(0.2)
+    judged = {
+        1: DbRow(1, "graded", 1.0, 2.0, verdict="correct"),
+        4: DbRow(4, "graded", 1.0, 2.0, verdict="error"),
+    }
+    assert load_stats.verdict_counts(judged, [1, 2, 4]) == {"correct": 1, "error": 1}
+    assert load_report.verdicts_text({"verdicts": {"correct": 1, "error": 1}}) == (
+        "correct 1, error 1"
+    )
+    assert load_report.verdicts_text({}) == "not recorded"  # a run from before verdicts
+    table = "\n".join(load_report.split_table({"submit_to_graded_split": split}))
+    assert "| timed calls | 2.00 s | 2.80 s |" in table
+    assert load_report.split_table({}) == []  # a run recorded before the split
+
+
 def test_submit_to_graded_falls_back_to_the_polls() -> None:
     subs = [accepted(1, at=10, status="graded"), accepted(2, at=20, status="failed")]
     subs[0].seen_finished_at, subs[1].seen_finished_at = 13.0, 21.0

@@ -82,6 +82,15 @@ def _bench(spec: ExerciseSpec, compare: bool = False) -> warm.Bench:
     return warm.Bench(spec, "cpu", SLOT, peaks, compare)
 
 
+def _alive(pid: int | None) -> bool:
+    """Running or sleeping, not a zombie or gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except (OSError, IndexError):
+        return False
+
+
 def _wait_until_ready(bench: warm.Bench, timeout: float = 120.0) -> warm.Runner:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -113,6 +122,42 @@ def test_a_runner_is_ready_before_its_submission_and_used_once(warm_on, quick_sp
         taken.close()
         assert not os.path.exists(f"/proc/{pid}"), "a used runner must not outlive its grading"
         assert not taken.scratch.root.exists()
+    finally:
+        bench.close()
+
+
+def test_runners_started_by_the_refill_thread_outlive_it(
+    warm_on, quick_spec, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The second runner of a pool is started by the refill thread, which then ends. Forked
+    there, it was SIGKILLed with the thread (bwrap's --die-with-parent is per thread), and the
+    submission it was given was graded "killed by SIGKILL" (graders/forking_thread.py)."""
+    import threading
+
+    monkeypatch.setenv("GRADERS_WARM_RUNNERS", "2")
+    bench = _bench(quick_spec)
+    try:
+        bench.refill()
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline:
+            with bench.lock:
+                pool = list(bench.runners)
+            refilling = any(t.name == f"graders-warm-{SLOT}" for t in threading.enumerate())
+            if len(pool) == 2 and all(r.measured for r in pool) and not refilling:
+                break
+            time.sleep(0.1)
+        else:
+            raise AssertionError("the pool did not fill, or its refill thread did not end")
+        for runner in pool:
+            with slots.acquire(SLOT):
+                taken = bench.take_runner()
+            assert taken is runner
+            # A frozen task keeps a SIGKILL pending until it is thawed, as a grading does.
+            taken.run.containment.thaw()
+            time.sleep(0.5)
+            alive = _alive(taken.run.host_pid)
+            taken.close()
+            assert alive, "a pooled runner was killed when its refill thread ended"
     finally:
         bench.close()
 
