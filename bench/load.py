@@ -76,9 +76,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--port", type=int, default=0, help="gunicorn's port (0: a free one)")
     parser.add_argument("--no-beat", action="store_true")
     parser.add_argument(
-        "--timing-cores-apart",
+        "--share-timing-cores",
         action="store_true",
-        help="keep gunicorn, beat and the students off the grading slots' timing cores",
+        help="let gunicorn, beat and the students run on the grading slots' timing cores too "
+        "(by default they are kept off them, as make run and deploy/ keep the web server)",
     )
     parser.add_argument("--conn-max-age", type=int, default=0, help="DATABASE_CONN_MAX_AGE")
     parser.add_argument("--note", default="", help="e.g. what else ran on the machine")
@@ -256,7 +257,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         beat=not args.no_beat,
         conn_max_age=args.conn_max_age,
         keep_logs=args.keep_logs,
-        timing_cores_apart=args.timing_cores_apart,
+        timing_cores_apart=not args.share_timing_cores,
     )
     signal.signal(signal.SIGTERM, stop_on_sigterm)
     began = time.monotonic()

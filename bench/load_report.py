@@ -90,8 +90,8 @@ def options_text(params: Mapping[str, Any]) -> str:
     parts += [f" --think {params['think_s'][0]:g} {params['think_s'][1]:g}"]
     if params.get("follow_hint") is False:
         parts.append(" --fixed-poll")
-    if params.get("service_cores"):
-        parts.append(" --timing-cores-apart")
+    if not params.get("service_cores"):  # kept apart by default (older records shared them)
+        parts.append(" --share-timing-cores")
     return "".join(parts)
 
 

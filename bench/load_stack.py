@@ -30,7 +30,7 @@ import psycopg
 import redis
 from psycopg import sql
 
-from graders.sandbox import pick_core
+from graders.sandbox import cores_apart_from_timing
 
 ROOT = Path(__file__).resolve().parents[1]
 DB_PREFIX = "bench_load_"
@@ -53,22 +53,18 @@ class StackConfig:
     conn_max_age: int = 0  # DATABASE_CONN_MAX_AGE, the settings' default unless asked
     keep_logs: bool = False
     startup_timeout_s: float = 180.0
-    # On, gunicorn, beat and the students' driver run only on the cores the grading slots do
-    # not time on, as on a deployment where a worker's timing core is its own (docs/DEPLOY.md).
-    # Off (the default): on 2 cores that leaves the web tier one core shared with the worker's
-    # trusted side, which measured worse for both (docs/BENCHMARKS.md), so they share all.
-    timing_cores_apart: bool = False
+    # On (the default), gunicorn, beat and the students' driver run only on the cores the
+    # grading slots do not time on, as `make run` and a deployment keep them (docs/DEPLOY.md).
+    # Off, they share every core with the calls being timed.
+    timing_cores_apart: bool = True
 
 
 def cores_off_timing(config: StackConfig) -> set[int] | None:
-    """The cores left once each slot's timing core is set aside; None when the web tier may
-    use every core or nothing would be left."""
+    """Where gunicorn, beat and the students run; None: anywhere."""
     if not config.timing_cores_apart:
         return None
     slots = range(config.first_slot, config.first_slot + config.workers)
-    timing = {core for core in map(pick_core, slots) if core is not None}
-    rest = os.sched_getaffinity(0) - timing
-    return rest or None
+    return cores_apart_from_timing(slots)
 
 
 def free_port() -> int:

@@ -7,6 +7,8 @@
 #
 # Run behind a reverse proxy that serves static/ (deploy/nginx/courseware.conf.template).
 #   BIND=127.0.0.1:8000  WEB_WORKERS=4   where and how many gunicorn workers
+#   WEB_CPUS=0-6         serve only on these cores (taskset -c): on a machine that also runs CPU
+#                        grading workers, leave out their timing cores (docs/DEPLOY.md)
 #   SKIP_INSTALL=1       the images set it: they ran `make install` when they were built
 #   DRY_RUN=1            print each command instead of running it
 set -euo pipefail
@@ -42,6 +44,9 @@ fi
 # is how Django behind a TLS-terminating proxy sees https (secure cookies, CSRF origin checks).
 serve=(.venv/bin/gunicorn config.wsgi:application --bind "${BIND:-127.0.0.1:8000}"
   --workers "${WEB_WORKERS:-4}" --access-logfile -)
+if [ -n "${WEB_CPUS:-}" ]; then
+  serve=(taskset -c "$WEB_CPUS" "${serve[@]}")
+fi
 if [ "${DRY_RUN:-0}" = 1 ]; then
   run "${serve[@]}"
   exit 0

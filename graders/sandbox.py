@@ -39,7 +39,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -141,6 +141,16 @@ def pick_core(slot: int) -> int | None:
     cores = sorted(os.sched_getaffinity(0))
     # Count from the last core so slot 0 avoids core 0, where most interrupts land.
     return cores[-1 - (slot % len(cores))] if cores else None
+
+
+def cores_apart_from_timing(slots: Iterable[int]) -> set[int] | None:
+    """The cores left to everything else (web server, database, beat) once each CPU slot's
+    timing core is set aside; None when nothing would be left. A web request scheduled on a
+    timing core preempts the call being timed there: on a 2-core machine with one student
+    polling, sharing it doubled a vector-add grading's timed phase (docs/BENCHMARKS.md)."""
+    timing = {core for core in map(pick_core, slots) if core is not None}
+    rest = os.sched_getaffinity(0) - timing
+    return rest or None
 
 
 class Scratch:

@@ -283,6 +283,14 @@ def test_the_images_skip_the_install_and_a_bad_step_is_refused():
     assert run_script("web.sh", "migrate").returncode == 2
 
 
+def test_the_web_server_is_kept_to_the_cores_it_is_given():
+    result = run_script("web.sh", "serve", env=script_env(DRY_RUN="1", WEB_CPUS="0-2"))
+    words = shlex.split(result.stdout)
+    assert words[:3] == ["taskset", "-c", "0-2"] and words[3].endswith("gunicorn")
+    plain = shlex.split(run_script("web.sh", "serve", env=script_env(DRY_RUN="1")).stdout)
+    assert plain[0].endswith("gunicorn")  # anywhere unless told
+
+
 def test_beat_keeps_its_schedule_where_it_is_told():
     result = run_script("beat.sh", env=script_env(DRY_RUN="1", BEAT_SCHEDULE="/srv/beat/s"))
     assert shlex.split(result.stdout) == [

@@ -94,3 +94,15 @@ def test_unknown_containment_is_refused(monkeypatch: pytest.MonkeyPatch) -> None
     monkeypatch.setenv("GRADERS_CONTAINMENT", "hope")
     with pytest.raises(GraderError, match="cgroup-v1, cgroup-v2, signals"):
         containment.create(slot=0, memory_bytes=1 << 30, nproc=16, core=None)
+
+
+def test_the_cores_apart_from_timing_leave_out_each_slots_core(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import os
+
+    monkeypatch.delenv("GRADERS_CPU_CORE", raising=False)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
+    assert sandbox.cores_apart_from_timing([0]) == {0, 1, 2}  # slot 0 times on the last core
+    assert sandbox.cores_apart_from_timing([0, 1]) == {0, 1}
+    assert sandbox.cores_apart_from_timing(range(4)) is None  # nothing would be left
