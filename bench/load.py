@@ -81,7 +81,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="let gunicorn, beat and the students run on the grading slots' timing cores too "
         "(by default they are kept off them, as make run and deploy/ keep the web server)",
     )
-    parser.add_argument("--conn-max-age", type=int, default=0, help="DATABASE_CONN_MAX_AGE")
+    parser.add_argument(
+        "--conn-max-age", type=int, default=60, help="DATABASE_CONN_MAX_AGE (the settings': 60)"
+    )
     parser.add_argument("--note", default="", help="e.g. what else ran on the machine")
     parser.add_argument("--history", type=Path, default=HISTORY)
     parser.add_argument("--doc", type=Path, default=DOC)

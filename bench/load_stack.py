@@ -50,7 +50,7 @@ class StackConfig:
     web_workers: int = 4  # gunicorn's sync workers, as deploy/web.sh starts
     port: int = 0  # 0: a free port
     beat: bool = True  # the stale-submission sweep, as a site runs it
-    conn_max_age: int = 0  # DATABASE_CONN_MAX_AGE, the settings' default unless asked
+    conn_max_age: int = 60  # DATABASE_CONN_MAX_AGE: the settings' default unless asked
     keep_logs: bool = False
     startup_timeout_s: float = 180.0
     # On (the default), gunicorn, beat and the students' driver run only on the cores the

@@ -117,6 +117,12 @@ elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     DATABASES["default"]["OPTIONS"].setdefault(
         "tcp_user_timeout", env_int("DATABASE_TCP_USER_TIMEOUT_MS", 30_000)
     )
+    # Keep each web and worker process's connection for a minute instead of opening one per
+    # request: a new PostgreSQL backend per request cost a quarter of an API call's time
+    # (bench/load: 26 -> 20 ms at the median). Each request first checks the connection it
+    # reuses, so one broken by an outage is replaced, not used.
+    DATABASES["default"]["CONN_MAX_AGE"] = env_int("DATABASE_CONN_MAX_AGE", 60)
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 
 # --- Auth -------------------------------------------------------------------------------------
 
