@@ -268,7 +268,7 @@ def doc_section(record: Mapping[str, Any], history: Sequence[Mapping[str, Any]])
         "issue 14 are for one student on a warm worker (`--students 1`). Lost: accepted (201) "
         "and not graded (or failed) when the watch ended; the database is read for that.",
         "",
-        "Verdicts are recorded from 2026-12-04 20:47 UTC on (\"not recorded\" before). Until "
+        'Verdicts are recorded from 2026-12-04 20:47 UTC on ("not recorded" before). Until '
         "d4d2e78 a warm runner started by the refill thread was killed when that thread ended, "
         "and the submission given to it was graded `error` in about 0.05 s; the runs before it "
         "counted those as graded, which flattered their submit-to-graded figures (the 1.8 s "
