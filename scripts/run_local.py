@@ -28,11 +28,12 @@ def start(args: list[str], cores: set[int] | None = None) -> subprocess.Popen[by
 
 def web_cores() -> set[int] | None:
     """Keep the web server off the worker's timing core: a request served there preempts the
-    call being timed, and the grade's figures come out noisier and the grading slower."""
+    call being timed, and the grade's figures come out noisier and the grading slower. The
+    one worker started here grades one submission at a time, on its slot (GRADERS_SLOT, else
+    the first free one: 0)."""
     from graders.sandbox import cores_apart_from_timing
-    from graders.slots import slot_count
 
-    return cores_apart_from_timing(range(slot_count()))
+    return cores_apart_from_timing([int(os.environ.get("GRADERS_SLOT") or 0)])
 
 
 def stop(processes: list[subprocess.Popen[bytes]]) -> None:

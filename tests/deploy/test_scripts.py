@@ -451,3 +451,22 @@ def test_a_cpu_worker_answers_its_health_check_by_its_own_name(tmp_path: Path, p
     finally:
         os.killpg(worker.pid, signal.SIGKILL)  # its pool child too: the group is the worker's
         worker.wait(timeout=60)
+
+
+def test_make_run_keeps_the_web_server_off_the_workers_timing_core(
+    monkeypatch: pytest.MonkeyPatch,
+):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "run_local", Path(__file__).resolve().parents[2] / "scripts" / "run_local.py"
+    )
+    assert spec is not None and spec.loader is not None
+    run_local = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(run_local)
+    monkeypatch.delenv("GRADERS_CPU_CORE", raising=False)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
+    monkeypatch.delenv("GRADERS_SLOT", raising=False)
+    assert run_local.web_cores() == {0, 1, 2}  # slot 0 times on the last core
+    monkeypatch.setenv("GRADERS_SLOT", "1")
+    assert run_local.web_cores() == {0, 1, 3}
