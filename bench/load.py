@@ -1,6 +1,7 @@
 """Load benchmark: many simulated students against the real stack on this machine.
 
-.venv/bin/python -m bench.load [--students 50] [--duration 120] [--workers 1] [--note "..."]
+.venv/bin/python -m bench.load [--students 50] [--duration 150] [--ramp 30] [--workers 1]
+    [--note "..."]
 
 Starts its own stack (bench/load_stack.py: a fresh PostgreSQL database and Redis database
 number on the machine's servers, gunicorn, N grading workers on the contract's command line,
@@ -45,7 +46,7 @@ WARMUP_TIMEOUT_S = 900.0  # a first grading may calibrate the machine's peaks fi
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--students", type=int, default=50, help="concurrent students")
-    parser.add_argument("--duration", type=float, default=120.0, help="students' phase, s")
+    parser.add_argument("--duration", type=float, default=150.0, help="students' phase, s")
     parser.add_argument("--workers", type=int, default=1, help="grading workers (slots)")
     parser.add_argument("--web-workers", type=int, default=4, help="gunicorn sync workers")
     parser.add_argument(
@@ -61,7 +62,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="poll every --poll seconds, ignoring the server's poll_after_s (the page before it)",
     )
     parser.add_argument("--think", type=float, nargs=2, default=(3.0, 10.0), metavar=("MIN", "MAX"))
-    parser.add_argument("--ramp", type=float, default=0.0, help="spread the students' start, s")
+    parser.add_argument(
+        "--ramp",
+        type=float,
+        default=30.0,
+        help="spread the students' start over this many s (0: all in the same second)",
+    )
     parser.add_argument("--exercise", default="vector-add")
     parser.add_argument(
         "--samples", default="fast", help="comma-separated samples/ of the exercise, in turn"

@@ -84,12 +84,14 @@ def num(value: float | None, digits: int = 2) -> str:
 
 
 def options_text(params: Mapping[str, Any]) -> str:
-    """The command line's other options that were not at their defaults."""
-    parts = [f" --ramp {params['ramp_s']:g}"] if params.get("ramp_s") else []
+    """The command line's other options (the ramp always: its default changed from 0 to 30)."""
+    parts = [f" --ramp {params.get('ramp_s', 0):g}"]
     parts += [f" --max-submissions {params['max_submissions']}"]
     parts += [f" --think {params['think_s'][0]:g} {params['think_s'][1]:g}"]
     if params.get("follow_hint") is False:
         parts.append(" --fixed-poll")
+    if params.get("conn_max_age", 60) != 60:  # the default was 0 before connections were kept
+        parts.append(f" --conn-max-age {params['conn_max_age']}")
     if not params.get("service_cores"):  # kept apart by default (older records shared them)
         parts.append(" --share-timing-cores")
     return "".join(parts)

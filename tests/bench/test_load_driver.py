@@ -343,3 +343,15 @@ def test_the_watch_gives_up_on_a_stalled_queue() -> None:
     subs = [accepted(1, at=1)]
     run_apart(watch("http://site", subs, {"s1": "t"}, WatchLimits(0.01, 0.1, 5), transport=stuck))
     assert load_stats.outcome(subs, None).lost_ids == [1]
+
+
+def test_a_run_states_the_options_that_reproduce_it() -> None:
+    base = {"max_submissions": 3, "think_s": [3.0, 10.0], "follow_hint": True}
+    now = load_report.options_text(
+        {**base, "ramp_s": 30.0, "conn_max_age": 60, "service_cores": [0]}
+    )
+    assert now == " --ramp 30 --max-submissions 3 --think 3 10"
+    # A record from before the defaults changed: same second, a connection per request, shared.
+    old = load_report.options_text({**base, "ramp_s": 0.0, "conn_max_age": 0, "service_cores": []})
+    assert old.endswith(" --conn-max-age 0 --share-timing-cores")
+    assert old.startswith(" --ramp 0 ")
