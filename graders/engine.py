@@ -138,7 +138,6 @@ class _Grading:
                 self._read_output(runner, settle_s=0.0)  # still running: what it printed so far
                 final = builder.finish(verdict, message, total_s=self._elapsed())
                 profile_now = on_graded(final) is not False
-                bench.rush = not profile_now
             if profile_now:
                 builder.profile = bench.grader.profile(run)
         finally:

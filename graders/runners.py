@@ -65,8 +65,8 @@ def start_session(
     warm_profiler: bool = False,
 ) -> TrustedChannel:
     """Start the harness in a sandbox; ``text`` (if given) is the code it will import.
-    ``warm_profiler``: start torch.profiler before saying hello (2 s here), for a runner
-    started ahead of its submission, whose profile then comes without that wait."""
+    ``warm_profiler``: start the profiler before saying hello, for a runner started ahead of
+    its submission, whose profile then comes without that wait (CUPTI's start, on a GPU)."""
     if text is not None:
         deliver(scratch, text)
     where = sandbox.layout(scratch.root, GRADER_ROOT)

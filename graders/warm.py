@@ -10,12 +10,11 @@ of a worker process keeps, per exercise version:
   course's own code and never see a submission, so they serve every grading of that exercise
   on the slot, and :class:`~graders.companion_times.CompanionTimes` remembers their times;
 - up to ``GRADERS_WARM_RUNNERS`` (2) :class:`Runner` s: sandboxes for submissions to come,
-  started with torch imported, torch.profiler started (except in a rush, when profiles wait
-  for the queue to empty) and their input region reserved, then frozen and, once no
-  grading holds the slot, given their empty-call baseline. All of that happens before any
-  student code exists in them. A runner takes exactly one submission and is then thrown away,
-  so nothing of one student's run is ever seen by the next, exactly as when every grading
-  started its own.
+  started with torch imported, the profiler started and their input region reserved, then
+  frozen and, once no grading holds the slot, given their empty-call baseline. All of that
+  happens before any student code exists in them. A runner takes exactly one submission and
+  is then thrown away, so nothing of one student's run is ever seen by the next, exactly as
+  when every grading started its own.
 
 Nothing starts or measures while a call is timed: runners are started after a grading's timed
 phase, a runner still importing is frozen while a grading checks and times calls
@@ -77,12 +76,9 @@ class Runner:
         slot = bench.slot
         uid = sandbox.slot_uid(slot) if sandbox.mode() == "root" else None
         self.scratch = sandbox.Scratch(uid)
-        self.profiler_warm = enabled() and not bench.rush
         try:
             # Warm runners (a worker's) start the profiler ahead too; a cold one, started
-            # when its grading needs it, would make that grading wait for it. Not in a rush:
-            # profiles then wait for the queue to empty, and the 2 s it costs would make each
-            # next grading wait for its runner instead.
+            # when its grading needs it, would make that grading wait for it.
             session = runners.start_session(
                 bench.spec,
                 bench.device,
@@ -90,7 +86,7 @@ class Runner:
                 self.scratch,
                 None,
                 bench.arena.nbytes,
-                warm_profiler=self.profiler_warm,
+                warm_profiler=enabled(),
             )
         except BaseException:
             self.scratch.close()
@@ -157,8 +153,6 @@ class Bench:
         self.runners: list[Runner] = []  # started ahead, oldest first
         self.healthy = True
         self.closed = False
-        # The last grading left its profile for later (others were waiting): a rush.
-        self.rush = False
         self.lock = threading.Lock()
         self._companions_lock = threading.Lock()
         self._companions_started = False
