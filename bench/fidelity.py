@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from graders import grade, load_exercise
-from graders.sandbox import pick_core, sandbox_env
+from graders.sandbox.launch import pick_core, sandbox_env
 
 COPY = Path(__file__).resolve().parent / "copy"
 

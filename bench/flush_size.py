@@ -18,9 +18,9 @@ import subprocess
 import time
 from pathlib import Path
 
-from graders import flush_size
-from graders.calibrate import TIMED_EXERCISE
-from graders.spec import load_exercise
+from graders.measure import flush_size
+from graders.measure.calibrate import TIMED_EXERCISE
+from graders.spec.exercise import load_exercise
 
 MIB = 1 << 20
 TIMED_PROGRAMS = 3  # the submission, the reference and the naive version

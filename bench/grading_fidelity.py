@@ -33,8 +33,9 @@ from typing import Any
 
 from bench import machine
 from bench.flush_size import lscpu_head
-from graders import calibrate, grade, load_exercise
-from graders.sandbox import pick_core, sandbox_env
+from graders import grade, load_exercise
+from graders.measure import calibrate
+from graders.sandbox.launch import pick_core, sandbox_env
 
 REPO = Path(__file__).resolve().parents[1]
 EXERCISES = REPO / "exercises" / "ch15"
@@ -53,9 +54,9 @@ import json, sys, time, importlib.util, statistics
 import torch, torch.utils.benchmark as tb
 sys.path.insert(0, {repo!r})
 from graders import load_exercise
-from graders.flush_size import CacheFlusher
+from graders.measure.flush_size import CacheFlusher
 from graders.harness import inputs as harness_inputs
-from graders.layouts import input_layout
+from graders.spec.layouts import input_layout
 torch.set_num_threads(1)
 spec = load_exercise({folder!r})
 module_spec = importlib.util.spec_from_file_location("sample", {sample!r})

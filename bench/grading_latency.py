@@ -66,7 +66,9 @@ def timed(owner, name, label):
     setattr(owner, name, wrapper)
 
 import graders
-from graders import arena, flush_size, phases, session
+from graders.grading import arena, phases
+from graders.measure import flush_size
+from graders.sandbox import session
 timed(arena.InputArena, "fill", "draw inputs")
 timed(arena.InputArena, "place", "copy inputs in")
 timed(flush_size.CacheFlusher, "flush", "flush cache")
@@ -78,7 +80,7 @@ timed(phases.TimedPhase, "student_call", "submission calls (all of it)")
 timed(session.TrustedChannel, "close", "close sandboxes")
 timed(phases.Grader, "check", "checks")
 try:
-    from graders import warm
+    from graders.grading import warm
     timed(warm.Bench, "take_runner", "wait for a sandbox")
     timed(warm.Bench, "companions_for_grading", "start companions")
 except ImportError:
@@ -112,7 +114,7 @@ for index in range(runs):
     time.sleep(pause)
 print(json.dumps(rows))
 try:
-    from graders import warm
+    from graders.grading import warm
     warm.close_all()
 except ImportError:
     pass
@@ -174,7 +176,8 @@ import json, os, sys, time
 sys.path.insert(0, {root!r})
 os.environ["GRADERS_WARM"] = "1"
 import graders
-from graders import companion_times, phases, warm
+from graders.measure import companion_times
+from graders.grading import phases, warm
 calls = {{"n": 0}}
 original = phases.Grader.companion_call
 def counting(self, *args, **kwargs):

@@ -3,7 +3,7 @@
 .venv/bin/python -m bench.import_interference [--pairs 6] [--exercise exercises/ch15/vector-add]
 
 Issue 14 lets a new warm runner start while calls are timed only if `bench/` shows that its
-start does not move the figures. graders/warm.py freezes a runner still importing while a
+start does not move the figures. graders/grading/warm.py freezes a runner still importing while a
 grading checks and times calls; importing on the cores no slot times on instead (as the web
 server runs) would shorten a rush's wait for runners. This measures what that would cost:
 gradings of the exercise's `samples/fast.py` (compare and profile off, as the timed phase
@@ -57,7 +57,7 @@ def grade_once(exercise: str, source: str) -> dict[str, Any]:
 
 
 def run(pairs: int, exercise: str) -> dict[str, list[dict[str, Any]]]:
-    from graders.sandbox import cores_apart_from_timing
+    from graders.sandbox.launch import cores_apart_from_timing
 
     others = cores_apart_from_timing([SLOT])
     if not others:

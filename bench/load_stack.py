@@ -30,7 +30,7 @@ import psycopg
 import redis
 from psycopg import sql
 
-from graders.sandbox import cores_apart_from_timing
+from graders.sandbox.launch import cores_apart_from_timing
 
 ROOT = Path(__file__).resolve().parents[1]
 DB_PREFIX = "bench_load_"

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from bench import fidelity, flush_size, grading_fidelity, machine, repeatability
 from bench import load as load_bench
-from graders import calibrate
+from graders.measure import calibrate
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "BENCHMARKS.md"
 HISTORY = Path(__file__).resolve().parent / "history.json"

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from bench import machine
 from graders.authoring.validate import validate_path
-from graders.calibrate import peaks
+from graders.measure.calibrate import peaks
 
 ROOT = Path(__file__).resolve().parents[1] / "exercises"
 

@@ -23,14 +23,14 @@ app.autodiscover_tasks()
 def sweep_sandbox_groups(**_: object) -> None:
     """A worker that died mid-grading may have left its sandbox's cgroups behind, frozen and
     with student processes in them: remove those whose owning worker is gone."""
-    from graders.containment import sweep_stale_groups
+    from graders.sandbox.containment import sweep_stale_groups
 
     sweep_stale_groups()
 
 
 @worker_init.connect
 def keep_sandboxes_warm(**_: object) -> None:
-    """A grading worker keeps its next sandboxes started ahead (graders/warm.py); set
+    """A grading worker keeps its next sandboxes started ahead (graders/grading/warm.py); set
     GRADERS_WARM=0 in its environment to start every sandbox at its grading instead. Set in
     the main process, so prefork children inherit it and a solo pool (GPU workers) has it."""
     os.environ.setdefault("GRADERS_WARM", "1")
@@ -40,6 +40,6 @@ def keep_sandboxes_warm(**_: object) -> None:
 @worker_shutdown.connect
 def stop_warm_sandboxes(**_: object) -> None:
     """Prefork children get the first signal, a solo pool's one process the second."""
-    from graders import warm
+    from graders.grading import warm
 
     warm.close_all()

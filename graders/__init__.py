@@ -19,15 +19,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from .errors import GraderError, SpecError
-from .report_types import ProfileRow, Report
-from .spec import ExerciseSpec, find_exercise, iter_exercises, load_exercise
+from graders.errors import GraderError, SpecError
+from graders.report.types import ProfileRow, Report
+from graders.spec.exercise import ExerciseSpec, find_exercise, iter_exercises, load_exercise
 
 if TYPE_CHECKING:
-    from .notebooks.spec import NotebookExerciseSpec
+    from graders.notebooks.spec import NotebookExerciseSpec
 
 # The trusted side's large tensors (inputs drawn, outputs and inputs read back, the
-# reference's results) in huge pages, as the sandbox's are (graders/sandbox.py): a fresh
+# reference's results) in huge pages, as the sandbox's are (graders/sandbox/launch.py): a fresh
 # 64 MiB tensor costs 70-80 ms of 4 KiB page faults on a KVM guest here and 13 ms so, and a
 # vector-add grading makes dozens. torch reads this at its first large allocation.
 os.environ.setdefault("THP_MEM_ALLOC_ENABLE", "1")
@@ -70,7 +70,7 @@ def grade(
     support, and GraderError when the grader itself broke: none of these is the student's fault.
     """
     # Imported here: loading specs (e.g. in a web process) must not import torch or nbgrader.
-    from .notebooks.spec import NotebookExerciseSpec, load_notebook_exercise
+    from graders.notebooks.spec import NotebookExerciseSpec, load_notebook_exercise
 
     if isinstance(exercise, str | Path):
         folder = Path(exercise)
@@ -79,12 +79,12 @@ def grade(
         else:
             exercise = load_notebook_exercise(folder)
     if isinstance(exercise, NotebookExerciseSpec):
-        from .notebooks.grading import grade_notebook
+        from graders.notebooks.grading import grade_notebook
 
         if device not in (None, "cpu"):
             raise ValueError(f"notebook exercise {exercise.slug} is graded on cpu, not {device!r}")
         return grade_notebook(exercise, source, slot=slot or 0)
-    from .engine import grade_code
+    from graders.engine import grade_code
 
     return grade_code(
         exercise,
@@ -107,7 +107,7 @@ def profile(
     """The top operators of one call of a code submission, taken apart from its grading (whose
     ``on_graded`` left it for later): in a fresh sandbox, thrown away after. None when the
     submission no longer loads or the profile fails; it never changes a grade."""
-    from .engine import profile_code
+    from graders.engine import profile_code
 
     spec = exercise if isinstance(exercise, ExerciseSpec) else load_exercise(Path(exercise))
     return profile_code(spec, source, device, slot=slot)

@@ -12,9 +12,15 @@ import sys
 from pathlib import Path
 from typing import Any, NoReturn
 
-from .errors import GraderError, SpecError
-from .report_types import Report
-from .spec import ExerciseSpec, default_root, find_exercise, iter_exercises, load_exercise
+from graders.errors import GraderError, SpecError
+from graders.report.types import Report
+from graders.spec.exercise import (
+    ExerciseSpec,
+    default_root,
+    find_exercise,
+    iter_exercises,
+    load_exercise,
+)
 
 EXIT_OK, EXIT_GRADER, EXIT_USAGE = 0, 1, 2
 
@@ -109,10 +115,10 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--json", action="store_true")
     ls = sub.add_parser("list", help="list exercises")
     ls.add_argument("--root", type=Path, default=None)
-    from .authoring.cli import add_subcommands  # validate, import-kernelbench
+    from graders.authoring.cli import add_subcommands  # validate, import-kernelbench
 
     add_subcommands(sub)
-    from .notebooks.cli import add_subcommand  # grade-notebook, release-notebook
+    from graders.notebooks.cli import add_subcommand  # grade-notebook, release-notebook
 
     add_subcommand(sub)
     args = parser.parse_args(argv)
@@ -127,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{spec.chapter}/{spec.slug}\t{spec.title['en']}\t{','.join(spec.devices)}")
             return EXIT_OK
         if args.command == "calibrate":
-            from .calibrate import peaks
+            from graders.measure.calibrate import peaks
 
             result = peaks(args.device, refresh=args.refresh)
             print(
@@ -149,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
         if device not in spec.devices:
             print(f"error: {spec.slug} supports {', '.join(spec.devices)}", file=sys.stderr)
             return EXIT_USAGE
-        from . import grade
+        from graders import grade
 
         report = grade(spec, args.file.read_bytes(), device=device, profile=not args.no_profile)
         print(json.dumps(report, indent=2) if args.json else human(report))

@@ -6,7 +6,7 @@ Flow (all checking and all timing happen here, in the trusted process):
 
 1. precheck (size, UTF-8, syntax, entry point) -> ``rejected``;
 2. start the harness in the sandbox, which reserves a region for the inputs
-   (graders/arena.py); time empty calls before any student code exists (the baseline),
+   (graders/grading/arena.py); time empty calls before any student code exists (the baseline),
    then let it import the submission; the sandbox stays frozen whenever it is not inside
    a call;
 3. correctness: for every check size and declared check case, inputs drawn from a fresh
@@ -25,12 +25,16 @@ import time
 from collections.abc import Callable
 from typing import cast
 
-from . import calibrate, precheck, report, runners, sandbox, slots, warm
-from .errors import GraderError
-from .model_wrapping import wrap_model_submission
-from .phases import Outcome, Run, comparison_fields
-from .report_types import ContainmentKind, ProfileRow, Report, Verdict
-from .spec import ExerciseSpec
+from graders.errors import GraderError
+from graders.grading import precheck, runners, warm
+from graders.grading.model_wrapping import wrap_model_submission
+from graders.grading.phases import Outcome, Run, comparison_fields
+from graders.measure import calibrate
+from graders.report import build as report
+from graders.report.types import ContainmentKind, ProfileRow, Report, Verdict
+from graders.sandbox import launch as sandbox
+from graders.sandbox import slots
+from graders.spec.exercise import ExerciseSpec
 
 # Told the report as soon as its grade is final, before the informative profile is taken.
 # Returning False leaves the profile for later (profile_code), e.g. while others wait.
@@ -87,7 +91,7 @@ def grade_code(
 
 
 class _Grading:
-    """One submission through a runner of the slot's bench (graders/warm.py)."""
+    """One submission through a runner of the slot's bench (graders/grading/warm.py)."""
 
     def __init__(self, spec: ExerciseSpec, device: str, slot: int, compare: bool) -> None:
         self.spec, self.device, self.slot, self.compare = spec, device, slot, compare

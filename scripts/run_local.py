@@ -31,7 +31,7 @@ def web_cores() -> set[int] | None:
     call being timed, and the grade's figures come out noisier and the grading slower. The
     one worker started here grades one submission at a time, on its slot (GRADERS_SLOT, else
     the first free one: 0)."""
-    from graders.sandbox import cores_apart_from_timing
+    from graders.sandbox.launch import cores_apart_from_timing
 
     return cores_apart_from_timing([int(os.environ.get("GRADERS_SLOT") or 0)])
 

@@ -20,7 +20,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
 
-from graders.content import read_toml
+from graders.spec.content import read_toml
 
 CHAPTER_FILE = "chapter.toml"
 

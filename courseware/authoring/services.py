@@ -16,8 +16,8 @@ from courseware.quizzes.spec import QuizSpec, load_quizzes
 from graders import ExerciseSpec, iter_exercises
 from graders.authoring.meta import load_meta
 from graders.authoring.validate import validation_status
-from graders.content import SlugRegistry
 from graders.notebooks import NotebookExerciseSpec, iter_notebook_exercises
+from graders.spec.content import SlugRegistry
 
 DEFAULT_COURSE_SLUG = "gpu-fundamentals"
 DEFAULT_COURSE_TITLE = "GPU Fundamentals"

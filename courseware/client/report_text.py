@@ -2,7 +2,7 @@
 the profile of one call, and the feedback (what the figures say and the next step).
 
 Reads the API's submission object (GET /api/v1/submissions/<id>) and its report, in the shape
-of graders/report.schema.json; any field may be missing or null in an old report.
+of graders/report/report.schema.json; any field may be missing or null in an old report.
 """
 
 from __future__ import annotations

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
-from graders.sandbox import pick_core
-from graders.spec import worker_kind_device
+from graders.sandbox.launch import pick_core
+from graders.spec.exercise import worker_kind_device
 
 
 @dataclass(frozen=True)

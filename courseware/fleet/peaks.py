@@ -10,7 +10,8 @@ import json
 import logging
 from typing import Any
 
-from graders import calibrate
+from graders.locations import cache_dir
+from graders.measure import calibrate
 
 logger = logging.getLogger(__name__)
 
@@ -21,7 +22,7 @@ SHOWN = ("gbps", "flops_per_s", "device_name", "measured_at")
 def cached_peaks(device: str) -> dict[str, Any] | None:
     """The newest cached peaks for `device` ("cpu" or "cuda") on this machine, or None."""
     try:
-        store = json.loads((calibrate.cache_dir() / "peaks.json").read_text())
+        store = json.loads((cache_dir() / "peaks.json").read_text())
     except (OSError, ValueError):
         return None  # never calibrated here (or the file is being replaced): nothing to show
     if not isinstance(store, dict):

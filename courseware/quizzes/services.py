@@ -33,7 +33,7 @@ from courseware.quizzes.selectors import QuizPolicy, quiz_get_published, quiz_po
 from courseware.quizzes.spec import Question as QuestionSpec
 from courseware.quizzes.spec import QuizFileError, QuizSpec, Solution
 from courseware.refusals import Refused
-from graders.content import SlugRegistry
+from graders.spec.content import SlugRegistry
 
 logger = logging.getLogger(__name__)
 

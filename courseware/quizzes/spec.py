@@ -30,9 +30,9 @@ from typing import Any
 
 from courseware.quizzes import units
 from courseware.quizzes.marking import Tolerance
-from graders.content import SlugRegistry, Table, field_error, read_toml
-from graders.content import content_hash as folder_hash
 from graders.errors import SpecError
+from graders.spec.content import SlugRegistry, Table, field_error, read_toml
+from graders.spec.content import content_hash as folder_hash
 
 LANGUAGES = ("en", "zh")
 KINDS = ("single", "multiple", "numeric")

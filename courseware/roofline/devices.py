@@ -3,7 +3,7 @@
 The datasheet figures are the checked ones (the chapter's fact check): A100 80GB SXM
 2039 GB/s and 312 TFLOP/s dense bf16 on Tensor Cores, H100 SXM 3.35 TB/s and ~990 TFLOP/s,
 H200 SXM 4.8 TB/s with the H100's compute. The FP32 roofs without Tensor Cores are the ones
-the graders compare their measurements with (graders/calibrate.py's DATASHEETS); for the A100
+the graders compare their measurements with (measure/calibrate.py's DATASHEETS); for the A100
 the chapter gives the same 19.5 TFLOP/s.
 """
 

@@ -1,6 +1,6 @@
 """The devices the grading workers measured, read from the stored gradings' reports.
 
-Each report carries the peaks its worker measured (graders/calibrate.py): ``peak.gbps`` from a
+Each report carries the peaks its worker measured (measure/calibrate.py): ``peak.gbps`` from a
 triad, ``peak.flops_per_s`` from an fp32 matmul with TF32 off. The newest grading per device
 name speaks for that device.
 """

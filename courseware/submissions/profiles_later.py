@@ -23,7 +23,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from courseware.submissions.models import Grading, Status, Submission
-from graders.spec import worker_kind_device
+from graders.spec.exercise import worker_kind_device
 
 logger = logging.getLogger(__name__)
 

@@ -38,7 +38,7 @@ from courseware.submissions.roofline_chart import RooflineChart, chart_from_repo
 from courseware.submissions.score_trail import TrailEntry, score_trail
 from courseware.submissions.tracebacks import clean_traceback
 from graders import SpecError, load_exercise
-from graders.report import FLAG_REASONS
+from graders.report.build import FLAG_REASONS
 
 _THOUSANDTH = Decimal("0.001")
 

@@ -34,8 +34,8 @@ from courseware.submissions.models import (
     Verdict,
 )
 from graders import SpecError, load_exercise
-from graders.report_schema import upgrade
-from graders.spec import worker_kind_allowed
+from graders.report.schema import upgrade
+from graders.spec.exercise import worker_kind_allowed
 
 # The report fields a student sees; `internal_error` and the like stay with the staff.
 STUDENT_HIDDEN_REPORT_KEYS = frozenset({"internal_error"})

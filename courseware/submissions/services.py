@@ -54,9 +54,9 @@ from courseware.submissions.selectors import (
     source_limit_bytes,
     worker_kinds_for,
 )
-from graders.report import grader_failure
-from graders.report_types import Report
-from graders.spec import WORKER_KIND_PATTERN, worker_kind_allowed, worker_kind_device
+from graders.report.build import grader_failure
+from graders.report.types import Report
+from graders.spec.exercise import WORKER_KIND_PATTERN, worker_kind_allowed, worker_kind_device
 
 logger = logging.getLogger(__name__)
 

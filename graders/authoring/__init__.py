@@ -6,7 +6,7 @@ publishes an exercise, and ``python -m graders validate|import-kernelbench`` dri
 
 from __future__ import annotations
 
-from .meta import AuthoringMeta, load_meta
-from .validate import validation_status
+from graders.authoring.meta import AuthoringMeta, load_meta
+from graders.authoring.validate import validation_status
 
 __all__ = ["AuthoringMeta", "load_meta", "validation_status"]

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..errors import GraderError, SpecError
+from graders.errors import GraderError, SpecError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -42,8 +42,8 @@ def add_subcommands(sub: Any) -> None:
 
 
 def _run_validate(args: argparse.Namespace) -> int:
-    from ..spec import default_root
-    from .validate import validate_path
+    from graders.authoring.validate import validate_path
+    from graders.spec.exercise import default_root
 
     path = args.path or default_root()
     if not path.exists():
@@ -88,7 +88,7 @@ def _run_validate(args: argparse.Namespace) -> int:
 
 
 def _run_import(args: argparse.Namespace) -> int:
-    from .kernelbench import import_problem
+    from graders.authoring.kernelbench import import_problem
 
     try:
         folder = import_problem(args.problem, args.exercise_dir, slug=args.slug, force=args.force)

@@ -10,7 +10,7 @@ The exercise's entry, ``model_forward(*inputs)``, builds ``Model`` (reference) o
 ``ModelNew`` (submission) from the same public seed and init inputs, so both start with
 equal weights, then calls forward. The exercise.toml written here has a ``[kernelbench]``
 table, so a submission that defines only ``ModelNew``, as KernelBench submissions do, gets
-that wrapper appended when graded (graders/model_wrapping.py, which reads only the spec).
+that wrapper appended when graded (graders/grading/model_wrapping.py, which reads only the spec).
 validate.toml records where the exercise came from (``[kernelbench] source``).
 """
 
@@ -25,11 +25,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..content import field_error
-from ..errors import SpecError
-from ..formula import DTYPE_SIZES, Formula, FormulaError
-from ..model_wrapping import WRAPPER_BEGIN, WRAPPER_END
-from ..spec import KernelBenchEntry
+from graders.errors import SpecError
+from graders.grading.model_wrapping import WRAPPER_BEGIN, WRAPPER_END
+from graders.spec.content import field_error
+from graders.spec.exercise import KernelBenchEntry
+from graders.spec.formula import DTYPE_SIZES, Formula, FormulaError
 
 ENTRY = "model_forward"
 MODEL = KernelBenchEntry().model
@@ -445,7 +445,7 @@ zero_at = 0.3
         '[wrong]\nverdict = "wrong"\nscore = [0.0, 0.0]\n',
         encoding="utf-8",
     )
-    from ..spec import load_exercise
+    from graders.spec.exercise import load_exercise
 
     load_exercise(folder)  # what we wrote must parse: fail here, not in the site
     return folder

@@ -26,9 +26,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..content import Table, field_error, read_toml
-from ..errors import SpecError
-from ..report import VERDICTS
+from graders.errors import SpecError
+from graders.report.build import VERDICTS
+from graders.spec.content import Table, field_error, read_toml
 
 META_FILE = "validate.toml"
 BOUNDS = ("memory", "compute")

@@ -14,9 +14,9 @@ from typing import Any
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from .. import correctness
-from ..harness import inputs as harness_inputs
-from ..spec import ExerciseSpec
+from graders.grading import correctness
+from graders.harness import inputs as harness_inputs
+from graders.spec.exercise import ExerciseSpec
 
 _NO_DATA_OPS = ("aten::empty", "aten::empty_like", "aten::empty_strided")
 

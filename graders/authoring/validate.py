@@ -24,10 +24,10 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, cast
 
-from ..calibrate import cache_dir
-from ..errors import GraderError, SpecError
-from ..spec import Curve, ExerciseSpec, SizePlan, TimingPolicy, load_exercise
-from .meta import AuthoringMeta, SampleExpectation, load_expectations, load_meta
+from graders.authoring.meta import AuthoringMeta, SampleExpectation, load_expectations, load_meta
+from graders.errors import GraderError, SpecError
+from graders.locations import cache_dir
+from graders.spec.exercise import Curve, ExerciseSpec, SizePlan, TimingPolicy, load_exercise
 
 QUICK_SETUP_S = 15.0  # a hanging sample costs this much in quick mode, not the full limit
 _CACHE_FILE = "validation.json"
@@ -141,7 +141,7 @@ def _grade_all(
     perf: bool,
     jobs: int,
 ) -> dict[str, dict[str, Any]]:
-    from .. import grade
+    from graders import grade
 
     graded_spec = spec if perf else quick_spec(spec)
     jobs = 1 if perf else max(1, jobs)  # timed gradings must never share the machine
@@ -222,14 +222,14 @@ def _check_gradings(
 def _check_lesson(
     spec: ExerciseSpec, meta: AuthoringMeta, reports: dict[str, dict[str, Any]]
 ) -> tuple[list[str], dict[str, Any]]:
-    from . import structure  # imports torch: only once a validation really runs
+    from graders.authoring import structure  # imports torch: only once a validation really runs
 
     problems: list[str] = []
     figures: dict[str, Any] = {}
     meta_file = spec.path / "validate.toml"
     lesson = meta.lesson
     if lesson.bound is not None and "cpu" in spec.sizes:
-        from ..calibrate import peaks
+        from graders.measure.calibrate import peaks
 
         cpu = peaks("cpu")
         sizes = spec.sizes["cpu"].timed
@@ -248,7 +248,7 @@ def _check_lesson(
         return problems, figures
     if naive_path is None:
         return [*problems, f"{meta_file}: field 'lesson': needs naive.py to compare with"], figures
-    from .. import trusted_code
+    from graders.grading import trusted_code
 
     reference = trusted_code.load(spec.reference_path, spec.entry, spec.content_hash)
     naive = trusted_code.load(naive_path, spec.entry, spec.content_hash)
@@ -324,8 +324,8 @@ def validate_exercise(
         if cached is not None:
             return dataclasses.replace(cached, path=str(spec.path), cached=True)
 
-    from .. import trusted_code
-    from . import structure
+    from graders.authoring import structure
+    from graders.grading import trusted_code
 
     try:
         reference = trusted_code.load(spec.reference_path, spec.entry, spec.content_hash)

@@ -1,7 +1,7 @@
 """Deterministic input generation from a seed; it runs on the trusted side only.
 
 The trusted side draws a fresh secret seed per call and fills the inputs into the shared
-arena from it (graders/arena.py) while the sandbox is frozen; it draws the very same tensors
+arena from it (graders/grading/arena.py) while the sandbox is frozen; it draws the very same tensors
 again from the same seed to compute the expected output. The harness imports this module
 only for ``DTYPES``: no seed and no expected output ever enters the sandbox.
 
@@ -40,7 +40,7 @@ DTYPES: dict[str, torch.dtype] = {
     "bool": torch.bool,
 }
 
-# The spec parser (graders/spec.py, which must not import torch for this) keeps its own
+# The spec parser (graders/spec/exercise.py, which must not import torch for this) keeps its own
 # copy of these names; a test checks the two agree.
 DISTRIBUTIONS = (
     "normal",

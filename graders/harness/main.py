@@ -14,7 +14,7 @@ that earns a point. The trusted side owns the inputs, the clock and the outputs:
   inside the timed window).
 
 Protocol (JSON lines; results go out on ``results_fd``, commands come in on ``control_fd``;
-the trusted side validates every message against graders/protocol.py):
+the trusted side validates every message against graders/sandbox/protocol.py):
 
     -> hello {torch, device_name, pid, inputs_address}   before student code exists
     <- go {inputs, flush?}                 baseline calls: a trusted no-op, before import

@@ -1,10 +1,10 @@
 """The harness's in-process timer (a second opinion) and the device cache flush.
 
-Every figure that earns points is taken outside the sandbox (graders/phases.py); this timer
+Every figure that earns points is taken outside the sandbox (graders/grading/phases.py); this timer
 only lets the trusted side notice a harness that claims less than it saw. ``_PERF_NS`` is
 bound before any student code runs, so patching ``time.perf_counter_ns`` does not reach it.
 CUDA calls are timed with events and a synchronize, so asynchronous launches count in full.
-On the CPU the trusted side flushes the cache itself (graders/flush_size.py); the harness
+On the CPU the trusted side flushes the cache itself (graders/measure/flush_size.py); the harness
 flushes only device caches, which cannot be reached from outside.
 """
 

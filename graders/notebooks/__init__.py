@@ -17,13 +17,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..report_types import Report
-from .spec import (
+from graders.notebooks.spec import (
     NotebookExerciseSpec,
     NotebookLimits,
     iter_notebook_exercises,
     load_notebook_exercise,
 )
+from graders.report.types import Report
 
 
 def grade_notebook(
@@ -38,7 +38,7 @@ def grade_notebook(
     The site and workers go through :func:`graders.grade`; this also takes a bare source
     .ipynb and can attach the executed notebook (the notebook command line uses both).
     """
-    from .grading import grade_notebook as grade_executed
+    from graders.notebooks.grading import grade_notebook as grade_executed
 
     return grade_executed(spec_or_source, submission, slot=slot, include_notebook=include_notebook)
 
@@ -50,7 +50,7 @@ def release_notebook(spec_or_source: NotebookExerciseSpec | str | Path) -> bytes
     path = Path(spec_or_source)
     if path.is_dir():
         return load_notebook_exercise(path).release
-    from .spec import spec_for_source
+    from graders.notebooks.spec import spec_for_source
 
     return spec_for_source(path).release
 

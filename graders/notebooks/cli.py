@@ -17,10 +17,10 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from ..errors import GraderError, SpecError
+from graders.errors import GraderError, SpecError
 
 if TYPE_CHECKING:
-    from ..report_types import Report
+    from graders.report.types import Report
 
 EXIT_OK, EXIT_GRADER, EXIT_USAGE = 0, 1, 2
 
@@ -46,7 +46,7 @@ def add_subcommand(subparsers: Any) -> None:
 
 
 def _load(source: Path, cell_s: float | None = None, total_s: float | None = None) -> Any:
-    from .spec import load_notebook_exercise, spec_for_source
+    from graders.notebooks.spec import load_notebook_exercise, spec_for_source
 
     spec = load_notebook_exercise(source) if source.is_dir() else spec_for_source(source)
     if cell_s is not None or total_s is not None:
@@ -88,7 +88,7 @@ def run_grade_notebook(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     try:
         spec = _load(args.source, args.cell_s, args.total_s)
-        from .grading import grade_notebook
+        from graders.notebooks.grading import grade_notebook
 
         report = grade_notebook(spec, args.submission.read_bytes(), slot=args.slot)
     except SpecError as exc:

@@ -64,12 +64,17 @@ from pathlib import Path
 from nbformat import NotebookNode
 from nbformat.v4 import new_output
 
-from .. import sandbox
-from ..errors import GraderError
-from ..report_types import CellReport, Report, Verdict
-from . import kernel as kernel_mod
-from . import nbgrader_steps, runner, wrapping
-from .spec import CellInfo, NotebookExerciseSpec, load_notebook_exercise, spec_for_source
+from graders.errors import GraderError
+from graders.notebooks import kernel as kernel_mod
+from graders.notebooks import nbgrader_steps, runner, wrapping
+from graders.notebooks.spec import (
+    CellInfo,
+    NotebookExerciseSpec,
+    load_notebook_exercise,
+    spec_for_source,
+)
+from graders.report.types import CellReport, Report, Verdict
+from graders.sandbox import launch as sandbox
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 # The start of the one-line loader wrapping.wrap_test sends; a traceback frame showing it is ours.
@@ -122,7 +127,7 @@ def _report(
     cells: list[CellReport] | None = None,
     timings: dict[str, float | None] | None = None,
 ) -> Report:
-    # The same envelope as code exercises (graders/report_types.py) plus the cells.
+    # The same envelope as code exercises (graders/report/types.py) plus the cells.
     measured = timings or {}
     return {
         "exercise": spec.slug,

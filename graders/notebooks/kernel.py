@@ -23,13 +23,15 @@ from typing import TYPE_CHECKING, Any
 import zmq
 from jupyter_client.blocking.client import BlockingKernelClient
 
-from .. import containment, sandbox
-from ..errors import GraderError
+from graders.errors import GraderError
+from graders.locations import HARNESS_PARENT
+from graders.sandbox import containment
+from graders.sandbox import launch as sandbox
 
 if TYPE_CHECKING:
     from jupyter_client.connect import KernelConnectionInfo
 
-GRADER_ROOT = Path(sandbox.__file__).resolve().parent  # only its harness/ is mounted
+GRADER_ROOT = HARNESS_PARENT  # only its harness/ is mounted
 # Bounds on what kernel messages may cost the parent: ZMQ drops the connection on a
 # message larger than this instead of buffering it (a print loop can put 20 MB in one
 # stream message), which the disconnect monitors report; at most RECEIVE_QUEUE messages

@@ -32,7 +32,7 @@ import nbformat
 import nbgrader
 from nbformat import NotebookNode
 
-from ..errors import GraderError
+from graders.errors import GraderError
 
 ASSIGNMENT = "assignment"
 STUDENT = "student"

@@ -20,8 +20,8 @@ import zmq
 from nbformat import NotebookNode
 from nbformat.v4 import new_output
 
-from .kernel import SandboxedKernel
-from .wrapping import WrappedTest
+from graders.notebooks.kernel import SandboxedKernel
+from graders.notebooks.wrapping import WrappedTest
 
 # After the execute reply, outputs may still be in flight on IOPub until the kernel
 # says it is idle; wait this long at most for that.

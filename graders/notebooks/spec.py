@@ -33,10 +33,10 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from ..content import IGNORED_PARTS, SlugRegistry, Table, read_toml
-from ..content import content_hash as folder_hash
-from ..errors import SpecError
-from ..report_types import CellKind
+from graders.errors import SpecError
+from graders.report.types import CellKind
+from graders.spec.content import IGNORED_PARTS, SlugRegistry, Table, read_toml
+from graders.spec.content import content_hash as folder_hash
 
 TOML_NAME = "notebook.toml"
 # Jupyter's autosaves are not content either.
@@ -191,7 +191,7 @@ def prepare_source(source_path: Path, where: str) -> tuple[Any, Any, tuple[CellI
     SpecError naming ``where`` when nbgrader cannot make an assignment of it."""
     import nbformat
 
-    from . import nbgrader_steps
+    from graders.notebooks import nbgrader_steps
 
     try:
         source = nbformat.read(source_path, as_version=4)
@@ -219,7 +219,7 @@ def prepare_source(source_path: Path, where: str) -> tuple[Any, Any, tuple[CellI
 
 def load_notebook_exercise(folder: Path | str) -> NotebookExerciseSpec:
     """Load and check one notebook exercise folder; SpecError names the file and field."""
-    from . import nbgrader_steps
+    from graders.notebooks import nbgrader_steps
 
     folder = Path(folder).resolve()
     file = folder / TOML_NAME
@@ -266,7 +266,7 @@ def spec_for_source(
     source_path: Path | str, limits: NotebookLimits | None = None
 ) -> NotebookExerciseSpec:
     """A spec for a bare source notebook (no folder, no notebook.toml): default limits."""
-    from . import nbgrader_steps
+    from graders.notebooks import nbgrader_steps
 
     source_path = Path(source_path).resolve()
     if not source_path.is_file():

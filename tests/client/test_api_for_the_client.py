@@ -14,7 +14,7 @@ from courseware.accounts.models import ApiToken
 from courseware.accounts.services import token_issue
 from courseware.courses.models import ItemPolicy
 from courseware.submissions.models import Grading, Status, Submission, SubmissionKind
-from graders.report_schema import upgrade
+from graders.report.schema import upgrade
 from tests.conftest import Cast
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -26,7 +26,7 @@ from courseware.submissions.services import (
     submission_mark_failed,
 )
 from graders import SpecError
-from graders.report_schema import upgrade
+from graders.report.schema import upgrade
 from tests.conftest import Cast
 
 CHAPTER_ORDER = [

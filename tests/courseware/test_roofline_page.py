@@ -19,7 +19,7 @@ from courseware.roofline.devices import (
 from courseware.roofline.operations import OPERATIONS_BY_KEY
 from courseware.submissions.models import Grading
 from courseware.submissions.services import grading_record, submission_claim, submission_create
-from graders.report_schema import upgrade
+from graders.report.schema import upgrade
 from tests.conftest import Cast
 
 pytestmark = pytest.mark.django_db

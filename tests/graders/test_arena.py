@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from graders import arena
+from graders.grading import arena
 from graders.harness import inputs
 
 LAYOUT = [

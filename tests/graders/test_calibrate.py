@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from graders import calibrate
-from graders.calibrate import Measurement
+from graders.measure import calibrate
+from graders.measure.calibrate import Measurement
 
 DAY = 86400.0
 NOW = 1_800_000_000.0

@@ -18,10 +18,10 @@ import pytest
 import torch
 
 from graders import SpecError, load_exercise
-from graders.correctness import compare, tolerance_for
+from graders.grading.correctness import compare, tolerance_for
 from graders.harness import inputs as harness_inputs
-from graders.layouts import input_layout
-from graders.spec import CASE_DISTRIBUTIONS, CheckCase, ExerciseSpec, Tolerance
+from graders.spec.exercise import CASE_DISTRIBUTIONS, CheckCase, ExerciseSpec, Tolerance
+from graders.spec.layouts import input_layout
 
 from .conftest import REPO, copy_exercise
 

@@ -1,4 +1,4 @@
-"""The content kernel (graders/content.py): tables, TOML, content hashes, slugs."""
+"""The content kernel (graders/spec/content.py): tables, TOML, content hashes, slugs."""
 
 from __future__ import annotations
 
@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 
 from courseware.quizzes.spec import content_hash as quiz_hash
-from graders.content import (
+from graders.errors import SpecError
+from graders.notebooks.spec import content_hash as notebook_hash
+from graders.spec.content import (
     IGNORED_PARTS,
     SlugRegistry,
     Table,
@@ -18,9 +20,7 @@ from graders.content import (
     content_hash,
     read_toml,
 )
-from graders.errors import SpecError
-from graders.notebooks.spec import content_hash as notebook_hash
-from graders.spec import iter_exercises
+from graders.spec.exercise import iter_exercises
 
 REPO = Path(__file__).resolve().parents[2]
 EXERCISES = REPO / "exercises"
@@ -162,7 +162,7 @@ def test_slug_registry_names_both_files() -> None:
 # their digests, and unchanged content must keep them (a new digest is a new version).
 
 
-def old_exercise_hash(folder: Path) -> str:  # graders/spec.py _content_hash
+def old_exercise_hash(folder: Path) -> str:  # graders/spec/exercise.py _content_hash
     ignored = ("__pycache__", ".pytest_cache", ".ruff_cache")
     digest = hashlib.sha256()
     files = sorted(

@@ -12,7 +12,7 @@ from courseware.quizzes.spec import load_quiz
 from graders.authoring.kernelbench import read_problem
 from graders.errors import SpecError
 from graders.notebooks.spec import load_notebook_exercise
-from graders.spec import load_exercise
+from graders.spec.exercise import load_exercise
 
 REPO = Path(__file__).resolve().parents[2]
 CH15 = REPO / "exercises" / "ch15"

@@ -6,7 +6,7 @@ import tomllib
 
 import pytest
 
-from graders import report_schema
+from graders.report import schema as report_schema
 
 from .conftest import VECTOR_ADD
 

@@ -5,8 +5,12 @@ from __future__ import annotations
 import pytest
 import torch
 
-from graders import correctness, measure, report, report_schema, roofline
-from graders.spec import Curve, TimingPolicy, Tolerance
+from graders.grading import correctness
+from graders.measure import stats as measure
+from graders.report import build as report
+from graders.report import roofline
+from graders.report import schema as report_schema
+from graders.spec.exercise import Curve, TimingPolicy, Tolerance
 
 
 def test_summary_statistics() -> None:

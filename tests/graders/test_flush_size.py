@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from graders import calibrate, flush_size
-from graders.flush_size import CAP_BYTES, MIB, MIN_BYTES, flush_bytes_from_table, knee_bytes
+from graders.measure import calibrate, flush_size
+from graders.measure.flush_size import CAP_BYTES, MIB, MIN_BYTES, flush_bytes_from_table, knee_bytes
 
 SIZES = [mib * MIB for mib in flush_size.PROBE_SIZES_MIB]
 

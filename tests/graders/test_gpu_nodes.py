@@ -1,10 +1,10 @@
-"""A CUDA sandbox gets only its own GPU's device node (graders/gpu_nodes.py)."""
+"""A CUDA sandbox gets only its own GPU's device node (graders/devices/gpu_nodes.py)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from graders import gpu_nodes
+from graders.devices import gpu_nodes
 
 
 def _driver(tmp_path: Path) -> Path:

@@ -7,9 +7,10 @@ from typing import Any, cast
 
 import pytest
 
-from graders import GraderError, arena
-from graders.phases import CallTiming, Grader, Outcome, Run
-from graders.spec import ExerciseSpec
+from graders import GraderError
+from graders.grading import arena
+from graders.grading.phases import CallTiming, Grader, Outcome, Run
+from graders.spec.exercise import ExerciseSpec
 
 
 class _Unstoppable:

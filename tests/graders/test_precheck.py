@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from graders import precheck
+from graders.grading import precheck
 
 GOOD = "def f(a):\n    return a\n"
 

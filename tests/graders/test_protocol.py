@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from graders import protocol
+from graders.sandbox import protocol
 
 TENSOR = {
     "type": "Tensor",

@@ -6,7 +6,8 @@ import shutil
 
 import pytest
 
-from graders import GraderError, grade, sandbox
+from graders import GraderError, grade
+from graders.sandbox import launch as sandbox
 
 
 def test_missing_bwrap_fails_loudly(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -53,7 +54,7 @@ def test_capped_reader_keeps_head_and_counts_rest() -> None:
 
 
 def test_slots_are_exclusive(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from graders import slots
+    from graders.sandbox import slots
 
     monkeypatch.setenv("GRADERS_CACHE_DIR", str(tmp_path))
     monkeypatch.setenv("GRADERS_SLOTS", "2")
@@ -81,7 +82,7 @@ def test_missing_libseccomp_fails_loudly(monkeypatch: pytest.MonkeyPatch) -> Non
     """No seccomp filter, no grading: the message says what to install."""
     import sys
 
-    from graders import seccomp_filter
+    from graders.sandbox import seccomp_filter
 
     monkeypatch.setitem(sys.modules, "pyseccomp", None)  # import now raises ImportError
     with pytest.raises(GraderError, match="pip install pyseccomp"):
@@ -89,7 +90,7 @@ def test_missing_libseccomp_fails_loudly(monkeypatch: pytest.MonkeyPatch) -> Non
 
 
 def test_unknown_containment_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    from graders import containment
+    from graders.sandbox import containment
 
     monkeypatch.setenv("GRADERS_CONTAINMENT", "hope")
     with pytest.raises(GraderError, match="cgroup-v1, cgroup-v2, signals"):

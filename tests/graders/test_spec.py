@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from graders import SpecError, find_exercise, iter_exercises, load_exercise
-from graders.formula import Formula, FormulaError
+from graders.spec.formula import Formula, FormulaError
 
 from .conftest import REPO, VECTOR_ADD, copy_exercise
 
@@ -133,7 +133,7 @@ def test_formula_rejects_code(text: str) -> None:
 
 
 def test_kernelbench_table_is_optional_and_typed(tmp_path: Path) -> None:
-    from graders.spec import KernelBenchEntry
+    from graders.spec.exercise import KernelBenchEntry
 
     assert load_exercise(VECTOR_ADD).kernelbench is None
     folder = copy_exercise(tmp_path / "a", {r"\[inputs\]": "[kernelbench]\nseed = 7\n\n[inputs]"})

@@ -1,4 +1,4 @@
-"""Warm runners (graders/warm.py) through the real sandbox: started ahead, used once, isolated.
+"""Warm runners (grading/warm.py) through the real sandbox: started ahead, used once, isolated.
 
 Each test sets GRADERS_WARM=1 for itself and closes every warm sandbox afterwards.
 """
@@ -11,16 +11,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from graders import (
-    ExerciseSpec,
-    Report,
-    calibrate,
-    companion_times,
-    grade,
-    profile,
-    slots,
-    warm,
-)
+from graders import ExerciseSpec, Report, grade, profile
+from graders.grading import warm
+from graders.measure import calibrate, companion_times
+from graders.sandbox import slots
 
 # Slot 1, which no other test grades on: a grading elsewhere holding the slot would only
 # delay these runners' baselines, never change what the tests see, but it would slow them.
@@ -131,7 +125,7 @@ def test_runners_started_by_the_refill_thread_outlive_it(
 ) -> None:
     """The second runner of a pool is started by the refill thread, which then ends. Forked
     there, it was SIGKILLed with the thread (bwrap's --die-with-parent is per thread), and the
-    submission it was given was graded "killed by SIGKILL" (graders/forking_thread.py)."""
+    submission it was given was graded "killed by SIGKILL" (graders/sandbox/forking_thread.py)."""
     import threading
 
     monkeypatch.setenv("GRADERS_WARM_RUNNERS", "2")

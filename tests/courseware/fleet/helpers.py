@@ -17,7 +17,7 @@ from courseware.submissions.services import (
     submission_claim,
     submission_create,
 )
-from graders.report_schema import upgrade
+from graders.report.schema import upgrade
 
 CODE = "def vector_add(a, b):\n    return a + b\n"
 REPORT = upgrade(

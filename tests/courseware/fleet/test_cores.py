@@ -15,8 +15,8 @@ import pytest
 from pytest_django.fixtures import Settings
 
 from courseware.fleet.identity import this_worker
-from graders import slots
-from graders.sandbox import pick_core
+from graders.sandbox import slots
+from graders.sandbox.launch import pick_core
 
 
 def test_each_slot_of_a_machine_times_on_a_core_of_its_own() -> None:

@@ -102,7 +102,7 @@ def test_a_worker_registers_with_the_peaks_cached_on_its_machine(
 ) -> None:
     monkeypatch.setenv("GRADERS_CACHE_DIR", str(tmp_path))
     settings.GRADERS_WORKER_KIND, settings.GRADERS_SLOT = "cpu", 0
-    with mock.patch("graders.calibrate.peaks", side_effect=AssertionError("never measure")):
+    with mock.patch("graders.measure.calibrate.peaks", side_effect=AssertionError("never measure")):
         assert cached_peaks("cpu") is None  # not calibrated yet: nothing, and no calibration
         measured = {
             "gbps": 12.5,

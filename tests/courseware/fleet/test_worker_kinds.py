@@ -17,7 +17,7 @@ from courseware.refusals import Refused
 from courseware.submissions.selectors import worker_kinds_for
 from courseware.submissions.tasks import grade_submission
 from graders import SpecError, iter_exercises, load_exercise
-from graders.spec import worker_kind_allowed, worker_kind_device
+from graders.spec.exercise import worker_kind_allowed, worker_kind_device
 from tests.conftest import Cast
 from tests.courseware.fleet.helpers import REPORT, registered, submit
 

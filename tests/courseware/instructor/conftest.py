@@ -10,7 +10,7 @@ from django.test import Client
 from courseware.courses.models import Course, Enrolment, Offering, Role
 from courseware.submissions.models import Submission
 from courseware.submissions.services import grading_record, submission_claim, submission_create
-from graders.report_schema import upgrade
+from graders.report.schema import upgrade
 from tests.conftest import Cast
 
 CODE = "def vector_add(a, b):\n    return a + b\n"

@@ -17,7 +17,7 @@ from courseware.submissions.services import (
     grading_record,
     submission_claim,
 )
-from graders.report_schema import upgrade
+from graders.report.schema import upgrade
 from tests.conftest import Cast
 
 GOOD = "import torch\n\ndef vector_add(a, b):\n    return a + b\n"

@@ -18,7 +18,7 @@ from courseware.refusals import Refused
 from courseware.submissions.models import Submission
 from courseware.submissions.services import grading_record, submission_claim, submission_create
 from graders import load_exercise
-from graders.report_schema import upgrade
+from graders.report.schema import upgrade
 from tests.conftest import Cast
 
 CODE = "def vector_add(a, b):\n    return a + b  # alice's version\n"

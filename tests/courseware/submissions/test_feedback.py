@@ -16,7 +16,7 @@ from django.utils import translation
 
 from courseware.submissions import readable_units as units
 from courseware.submissions.feedback import feedback_for, passes_over_memory
-from graders.report_schema import upgrade
+from graders.report.schema import upgrade
 
 SAMPLE_REPORTS = Path(__file__).resolve().parent / "sample_reports"
 EXERCISES = sorted(p.name for p in SAMPLE_REPORTS.iterdir() if p.is_dir())

@@ -26,8 +26,8 @@ from courseware.submissions.services import grading_record, submission_claim, su
 from graders import SpecError
 from graders.notebooks import load_notebook_exercise
 from graders.notebooks.spec import read_rubrics
-from graders.report_schema import upgrade
-from graders.report_types import Report
+from graders.report.schema import upgrade
+from graders.report.types import Report
 from tests.conftest import Cast
 
 FUSION = Path(settings.GRADERS_EXERCISES_ROOT) / "ch15" / "fusion-notebook"

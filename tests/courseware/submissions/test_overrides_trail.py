@@ -11,7 +11,7 @@ from django.utils.timezone import localtime
 
 from courseware.submissions.models import Grading, Override, Submission
 from courseware.submissions.services import grading_record, submission_claim, submission_create
-from graders.report_schema import upgrade
+from graders.report.schema import upgrade
 from tests.conftest import Cast
 from tests.courseware.submissions.test_notebook_review import logged_in, waiting_notebook
 

@@ -15,7 +15,7 @@ from django.utils import translation
 from courseware.submissions.models import Submission
 from courseware.submissions.report_page import report_page, score_breakdown
 from courseware.submissions.services import grading_record, submission_claim, submission_create
-from graders.report_schema import upgrade
+from graders.report.schema import upgrade
 from tests.conftest import Cast
 
 SAMPLE_REPORTS = Path(__file__).resolve().parent / "sample_reports"

@@ -10,7 +10,7 @@ from django.test import Client
 from courseware.submissions.models import Grading, ManualGrade, Status, Submission
 from courseware.submissions.selectors import submission_as_api
 from courseware.submissions.services import grading_record, submission_claim, submission_create
-from graders.report_schema import upgrade
+from graders.report.schema import upgrade
 from tests.conftest import Cast
 
 NOTEBOOK_REPORT = {

@@ -19,8 +19,8 @@ from courseware.submissions.services import (
     submission_regrade,
     submission_requeue_stale,
 )
-from graders.report_schema import upgrade
-from graders.report_types import Report
+from graders.report.schema import upgrade
+from graders.report.types import Report
 from tests.conftest import Cast
 
 CODE = "def vector_add(a, b):\n    return a + b\n"

@@ -9,7 +9,7 @@ from django.test import Client
 
 from courseware.submissions.models import Grading, Status, Submission
 from courseware.submissions.services import submission_create
-from graders import report_schema
+from graders.report import schema as report_schema
 from tests.conftest import Cast
 from tests.graders.test_report_schema import LEGACY
 

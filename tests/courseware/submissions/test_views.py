@@ -68,7 +68,7 @@ def test_the_interface_speaks_chinese(cast: Cast) -> None:
 
 def test_a_graded_page_shows_bandwidth_against_the_peak_and_the_profile(cast: Cast) -> None:
     from courseware.submissions.services import grading_record, submission_claim
-    from graders.report_schema import upgrade
+    from graders.report.schema import upgrade
 
     client = logged_in(cast, cast.alice)
     client.post("/exercises/vector-add/", {"code": "def vector_add(a, b):\n    return a + b\n"})

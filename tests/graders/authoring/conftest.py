@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from graders.calibrate import cache_dir
+from graders.locations import cache_dir
 
 
 @pytest.fixture(scope="session")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from graders import report_schema
+from graders.report import schema as report_schema
 
 from .conftest import CORRECT, WRONG, cell, fill
 

@@ -15,8 +15,8 @@ from graders.authoring import load_meta
 from graders.authoring.kernelbench import ENTRY, import_problem, read_problem
 from graders.authoring.validate import quick_spec
 from graders.errors import SpecError
-from graders.model_wrapping import wrap_model_submission
-from graders.spec import KernelBenchEntry
+from graders.grading.model_wrapping import wrap_model_submission
+from graders.spec.exercise import KernelBenchEntry
 
 REPO = Path(__file__).resolve().parents[4]
 PROBLEMS = Path(__file__).resolve().parent / "problems"

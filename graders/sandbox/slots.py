@@ -15,6 +15,8 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+from graders.locations import cache_dir
+
 
 def slot_count() -> int:
     explicit = os.environ.get("GRADERS_SLOTS")
@@ -24,7 +26,6 @@ def slot_count() -> int:
 
 
 def _lock_dir() -> Path:
-    from .calibrate import cache_dir
 
     path = cache_dir() / "slots"
     path.mkdir(parents=True, exist_ok=True)
@@ -67,7 +68,7 @@ def acquire(slot: int | None = None) -> Iterator[int]:
 def attempt(slot: int) -> Iterator[bool]:
     """Hold ``slot`` for the block if it is free now (True), else do nothing (False).
 
-    Warm runners (graders/warm.py) start and measure only in this: never while a grading,
+    Warm runners (graders/grading/warm.py) start and measure only in this: never while a grading,
     in this process or another, holds the slot.
     """
     handle = open(_lock_dir() / f"slot-{slot}.lock", "a+")  # noqa: SIM115  (closed below)

@@ -1,7 +1,7 @@
 """Reusing the reference's and the naive version's times between gradings, honestly.
 
 Timing both companions alongside every grading tripled the timed calls. On one slot, for one
-exercise version and one calibration (a warm bench, graders/warm.py), their medians change
+exercise version and one calibration (a warm bench, graders/grading/warm.py), their medians change
 only when the machine does, so a grading may reuse them under three rules:
 
 - **interleaved re-measurement**: every grading still times each companion ``CHECK_CALLS``

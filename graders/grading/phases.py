@@ -23,17 +23,21 @@ from typing import Any
 
 import torch
 
-from . import arena, companion_times, correctness, measure, protocol, sandbox, trusted_code
-from .companion_times import CompanionTimes, Remembered
-from .containment import Containment
-from .errors import GraderError
-from .flush_size import CacheFlusher
-from .harness import inputs as harness_inputs
-from .layouts import input_layout
-from .report import TimedFigures
-from .report_types import ProfileRow, Verdict
-from .session import ChannelClosed, ChannelCorrupt, ChannelTimeout, TrustedChannel
-from .spec import ExerciseSpec
+from graders.errors import GraderError
+from graders.grading import arena, correctness, trusted_code
+from graders.harness import inputs as harness_inputs
+from graders.measure import companion_times
+from graders.measure import stats as measure
+from graders.measure.companion_times import CompanionTimes, Remembered
+from graders.measure.flush_size import CacheFlusher
+from graders.report.build import TimedFigures
+from graders.report.types import ProfileRow, Verdict
+from graders.sandbox import launch as sandbox
+from graders.sandbox import protocol
+from graders.sandbox.containment import Containment
+from graders.sandbox.session import ChannelClosed, ChannelCorrupt, ChannelTimeout, TrustedChannel
+from graders.spec.exercise import ExerciseSpec
+from graders.spec.layouts import input_layout
 
 _SAMPLE_PROBABILITY = 0.2
 _DISTURBED_FRACTION = 0.02  # preempted for more than 2% of a call: measure it again
@@ -464,7 +468,7 @@ class Grader:
         submission and each companion in a fresh random order, all on the same inputs,
         so slow drifts of the machine affect every contender alike. ``remembered`` lets a
         companion's median from an earlier grading stand in for a full measurement, checked
-        by a few interleaved calls (graders/companion_times.py)."""
+        by a few interleaved calls (graders/measure/companion_times.py)."""
         phase = TimedPhase(self, run, companions, remembered)
         round_index = 0
         while True:

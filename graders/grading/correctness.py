@@ -8,7 +8,7 @@ from typing import Any
 
 import torch
 
-from .spec import Tolerance
+from graders.spec.exercise import Tolerance
 
 # Used when the exercise gives no tolerance for a dtype; integer types compare exactly.
 DEFAULT_TOLERANCE: dict[str, Tolerance] = {

@@ -24,7 +24,7 @@ import errno
 import os
 from typing import Any
 
-from .errors import GraderError
+from graders.errors import GraderError
 
 # The CLONE_NEW* flags (linux/sched.h): each one creates a namespace.
 _CLONE_NEW_FLAGS = {

@@ -83,7 +83,7 @@ An exercise is a folder ``exercises/<chapter>/<slug>/`` holding:
     [kernelbench]                            # optional; written by import-kernelbench
     model = "ModelNew"                       # a submission defining this class but not
                                              #   ``entry`` gets starter.py's wrapper block
-                                             #   appended (graders/model_wrapping.py)
+                                             #   appended (graders/grading/model_wrapping.py)
     seed = 42                                # the public seed the wrapper builds models from
 
 Formulas are evaluated by :mod:`graders.formula` (no ``eval``).
@@ -98,9 +98,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .content import IGNORED_PARTS, SlugRegistry, Table, content_hash, field_error, read_toml
-from .errors import SpecError
-from .formula import DTYPE_SIZES, Formula, FormulaError
+from graders.errors import SpecError
+from graders.locations import REPO_ROOT
+from graders.spec.content import (
+    IGNORED_PARTS,
+    SlugRegistry,
+    Table,
+    content_hash,
+    field_error,
+    read_toml,
+)
+from graders.spec.formula import DTYPE_SIZES, Formula, FormulaError
 
 DEVICE_KINDS = ("cpu", "cuda")
 # A worker kind names the device a grading worker has (its Celery queue has the same name):
@@ -666,7 +674,7 @@ def iter_exercises(root: Path | str) -> list[ExerciseSpec]:
 
 def default_root() -> Path:
     env = os.environ.get("GRADERS_EXERCISES_ROOT")
-    return Path(env) if env else Path(__file__).resolve().parent.parent / "exercises"
+    return Path(env) if env else REPO_ROOT / "exercises"
 
 
 def find_exercise(slug: str, root: Path | str | None = None) -> ExerciseSpec:

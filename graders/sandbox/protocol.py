@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .harness.inputs import DTYPES
+from graders.harness.inputs import DTYPES
 
 _MAX_DIMS = 16
 _MAX_INT = 1 << 62

@@ -2,7 +2,7 @@
 
 bwrap's ``--die-with-parent`` is ``PR_SET_PDEATHSIG``, and Linux sends that signal when the
 *thread* that forked the child exits, not when its process does. Warm runners are started
-by short-lived threads too (graders/warm.py's refill thread ends once the pool is full), so a
+by short-lived threads too (grading/warm.py's refill thread ends once the pool is full), so a
 runner forked there was sent SIGKILL when that thread finished. Frozen while it waited, it
 kept the signal pending until a grading thawed it, and that honest submission was graded
 "killed by SIGKILL" on its first call (one grading in three or four on a busy worker).

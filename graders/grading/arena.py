@@ -2,7 +2,7 @@
 
 The trusted side draws every call's inputs from its secret seed into a staging buffer of its
 own, then copies them into a region of the sandbox's private memory while the whole sandbox
-is frozen (graders/remote_memory.py). The harness reserved that region (anonymous memory,
+is frozen (graders/sandbox/remote_memory.py). The harness reserved that region (anonymous memory,
 huge pages, touched once) before any student code existed and said where it lies in its
 ``hello``. So the seed never reaches the sandbox, the sandbox sees the inputs only once a
 measured call has begun, and a call reads them from the same kind of memory a plain
@@ -35,8 +35,8 @@ from typing import Any
 
 import torch
 
-from . import remote_memory
-from .harness import inputs as harness_inputs
+from graders.harness import inputs as harness_inputs
+from graders.sandbox import remote_memory
 
 _ALIGN = 4096  # page-aligned tensors: the sandbox's views start on fresh cache lines
 # Element-wise i.i.d. distributions only: a window of such a pool is a sample of the same
@@ -126,7 +126,7 @@ class InputArena:
         self.outputs_back = ReadBuffer()
 
     def stage_pool(self, layout: list[dict[str, Any]], seed: int) -> None:
-        """Draw the next grading's pool now, while no grading runs (graders/warm.py)."""
+        """Draw the next grading's pool now, while no grading runs (graders/grading/warm.py)."""
         self.staged_pool = WindowPool(layout, seed)
 
     def use_pool(self, layout: list[dict[str, Any]], seed: int) -> None:

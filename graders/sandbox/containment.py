@@ -36,7 +36,7 @@ import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from .errors import GraderError
+from graders.errors import GraderError
 
 KINDS = ("cgroup-v1", "cgroup-v2", "signals")
 CGROUP_ROOT = Path("/sys/fs/cgroup")

@@ -12,15 +12,16 @@ from __future__ import annotations
 import json
 import os
 import sys
-from pathlib import Path
 from typing import Any
 
-from . import arena, sandbox
-from .layouts import input_layout
-from .session import TrustedChannel
-from .spec import ExerciseSpec
+from graders.grading import arena
+from graders.locations import HARNESS_PARENT
+from graders.sandbox import launch as sandbox
+from graders.sandbox.session import TrustedChannel
+from graders.spec.exercise import ExerciseSpec
+from graders.spec.layouts import input_layout
 
-GRADER_ROOT = Path(__file__).resolve().parent  # the harness/ folder inside is mounted
+GRADER_ROOT = HARNESS_PARENT  # the harness/ folder inside is mounted
 
 
 def arena_for(spec: ExerciseSpec, device: str) -> arena.InputArena:

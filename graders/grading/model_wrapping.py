@@ -15,11 +15,11 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from .errors import SpecError
-from .precheck import defines
+from graders.errors import SpecError
+from graders.grading.precheck import defines
 
 if TYPE_CHECKING:
-    from .spec import ExerciseSpec
+    from graders.spec.exercise import ExerciseSpec
 
 WRAPPER_BEGIN = "# --- grader wrapper: begin (keep this block; the grader calls model_forward) ---"
 WRAPPER_END = "# --- grader wrapper: end ---"

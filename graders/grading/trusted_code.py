@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .errors import GraderError
+from graders.errors import GraderError
 
 
 @functools.lru_cache(maxsize=64)

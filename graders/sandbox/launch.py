@@ -44,8 +44,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from . import containment, forking_thread, gpu_nodes, seccomp_filter
-from .errors import GraderError
+from graders.devices import gpu_nodes
+from graders.errors import GraderError
+from graders.sandbox import containment, forking_thread, seccomp_filter
 
 SCRATCH_MOUNT = "/scratch"
 GRADER_MOUNT = "/opt/grader"
@@ -496,7 +497,7 @@ def _start_contained(
             resource.setrlimit(key, (value, value))
 
     try:
-        # Forked on a thread that outlives every caller: see graders/forking_thread.py.
+        # Forked on a thread that outlives every caller: see graders/sandbox/forking_thread.py.
         popen = forking_thread.popen(
             argv,
             stdin=subprocess.DEVNULL,

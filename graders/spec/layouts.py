@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .spec import CheckCase, ExerciseSpec
+from graders.spec.exercise import CheckCase, ExerciseSpec
 
 
 def input_layout(

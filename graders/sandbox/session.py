@@ -14,7 +14,7 @@ import select
 import time
 from typing import Any
 
-from .sandbox import SandboxedProcess
+from graders.sandbox.launch import SandboxedProcess
 
 _MAX_LINE = 1 << 20
 

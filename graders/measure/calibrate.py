@@ -31,11 +31,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .errors import GraderError
-from .sandbox import pick_core
+from graders.errors import GraderError
+from graders.locations import REPO_ROOT, cache_dir
+from graders.sandbox.launch import pick_core
 
-GRADER_ROOT = Path(__file__).resolve().parent
-REPO_ROOT = GRADER_ROOT.parent
 # The working set is that of vector-add's timed size: the figure the peak is a fraction of.
 TIMED_EXERCISE = REPO_ROOT / "exercises" / "ch15" / "vector-add"
 FALLBACK_N = {"cpu": 1 << 24, "cuda": 1 << 28}
@@ -61,11 +60,6 @@ MEMORY = "private"
 
 Measurement = dict[str, Any]
 MeasureFn = Callable[[str, int], Measurement]
-
-
-def cache_dir() -> Path:
-    env = os.environ.get("GRADERS_CACHE_DIR")
-    return Path(env) if env else Path.home() / ".cache" / "gpu-courseware"
 
 
 def max_age_s() -> float:
@@ -102,7 +96,7 @@ def timed_elements(device: str) -> int:
     """vector-add's timed ``n`` on ``device``'s kind (a fixed fallback without the spec)."""
     kind = "cuda" if device.startswith("cuda") else "cpu"
     with contextlib.suppress(Exception):
-        from .spec import load_exercise
+        from graders.spec.exercise import load_exercise
 
         return int(load_exercise(TIMED_EXERCISE).sizes[kind].timed["n"])
     return FALLBACK_N[kind]
@@ -246,7 +240,7 @@ def peaks(
     replace the real measurement and clock (tests).
     """
     if slot is None:
-        from .slots import acquire
+        from graders.sandbox.slots import acquire
 
         with acquire() as held:
             return peaks(device, refresh, held, measure=measure, now=now)
@@ -285,7 +279,7 @@ def flush_bytes(
     value = peaks(device, slot=slot, measure=measure).get("flush_bytes")
     if value:
         return int(value)
-    from .flush_size import measure_flush_bytes
+    from graders.measure.flush_size import measure_flush_bytes
 
     return measure_flush_bytes(device)
 
@@ -296,7 +290,7 @@ def flush_bytes(
 def _measure(device: str, slot: int) -> Measurement:
     """One measurement in a child process pinned to the grading core, with the sandbox's
     environment (huge pages for large tensors, one thread), as in a grading."""
-    from .sandbox import sandbox_env
+    from graders.sandbox.launch import sandbox_env
 
     n = timed_elements(device)
     cuda = device.startswith("cuda")
@@ -305,7 +299,7 @@ def _measure(device: str, slot: int) -> Measurement:
         "-I",
         "-c",
         f"import sys; sys.path.insert(0, {str(REPO_ROOT)!r}); "
-        f"from graders.calibrate import probe_main; probe_main({device!r}, {n})",
+        f"from graders.measure.calibrate import probe_main; probe_main({device!r}, {n})",
     ]
     core = pick_core(slot)
     if core is not None and shutil.which("taskset") and not cuda:
@@ -330,7 +324,7 @@ def probe_main(device: str, n: int) -> None:
     """
     import torch
 
-    from .flush_size import CacheFlusher, measure_flush_bytes
+    from graders.measure.flush_size import CacheFlusher, measure_flush_bytes
 
     cuda = device.startswith("cuda")
     if cuda:

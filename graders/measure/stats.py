@@ -6,7 +6,7 @@ import math
 import statistics
 from dataclasses import dataclass
 
-from .spec import TimingPolicy
+from graders.spec.exercise import TimingPolicy
 
 
 @dataclass(frozen=True)

@@ -29,8 +29,8 @@ from typing import (
     is_typeddict,
 )
 
-from . import report_types
-from .report_types import Minimum, Report
+from graders.report import types as report_types
+from graders.report.types import Minimum, Report
 
 SCHEMA_PATH = Path(__file__).resolve().parent / "report.schema.json"
 _JSON_TYPES: dict[type, str] = {
@@ -100,9 +100,9 @@ def generate() -> dict[str, Any]:
     """The whole schema, from report_types.Report."""
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "$id": "https://gpu-courseware.example/graders/report.schema.json",
+        "$id": "https://gpu-courseware.example/graders/report/report.schema.json",
         "title": "Grading report",
-        "description": "Generated from graders/report_types.py by python -m graders.report_schema",
+        "description": "Generated from graders/report/types.py by python -m graders.report_schema",
         **_object(report_types.Report),
     }
 

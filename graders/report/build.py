@@ -6,9 +6,9 @@ import math
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar, cast
 
-from . import roofline
-from .measure import Summary
-from .report_types import (
+from graders.measure.stats import Summary
+from graders.report import roofline
+from graders.report.types import (
     VERDICTS,
     Correctness,
     Device,
@@ -20,7 +20,7 @@ from .report_types import (
     Timings,
     Verdict,
 )
-from .spec import ExerciseSpec
+from graders.spec.exercise import ExerciseSpec
 
 __all__ = ["VERDICTS", "ReportBuilder", "TimedFigures", "grader_failure"]
 

@@ -15,7 +15,7 @@ student) has ``verdict = None``, ``gradable = False`` and, for staff, ``internal
 from dataclasses import dataclass
 from typing import Annotated, Literal, NotRequired, TypedDict
 
-from .roofline import Figures
+from graders.report.roofline import Figures
 
 Verdict = Literal["correct", "wrong", "error", "timeout", "rejected"]
 VERDICTS: tuple[Verdict, ...] = ("correct", "wrong", "error", "timeout", "rejected")
@@ -67,7 +67,7 @@ class Performance(Figures):
     claimed_s: float | None
     observed_s: float | None
     # Companions whose median was reused from an earlier grading on this slot (checked by
-    # interleaved calls, graders/companion_times.py): name -> the median's age in seconds.
+    # interleaved calls, graders/measure/companion_times.py): name -> the median's age in seconds.
     companions_reused: NotRequired[dict[str, float]]
     # Added when the score is computed (a correct verdict only).
     points: NotRequired[NonNegative]
@@ -95,7 +95,7 @@ class SandboxInfo(TypedDict):
     mode: Literal["root", "user", "none"]
     core: int | None
     slot: Count
-    # Which way the sandbox's tree was frozen and bounded (graders/containment.py);
+    # Which way the sandbox's tree was frozen and bounded (graders/sandbox/containment.py);
     # absent in reports written before the trusted side owned the clock.
     containment: NotRequired[ContainmentKind]
 

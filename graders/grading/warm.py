@@ -37,13 +37,16 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from . import arena, calibrate, runners, sandbox, slots
-from .companion_times import CompanionTimes
-from .errors import GraderError
-from .flush_size import CacheFlusher
-from .layouts import input_layout
-from .phases import Grader, Outcome, Run
-from .spec import ExerciseSpec
+from graders.errors import GraderError
+from graders.grading import arena, runners
+from graders.grading.phases import Grader, Outcome, Run
+from graders.measure import calibrate
+from graders.measure.companion_times import CompanionTimes
+from graders.measure.flush_size import CacheFlusher
+from graders.sandbox import launch as sandbox
+from graders.sandbox import slots
+from graders.spec.exercise import ExerciseSpec
+from graders.spec.layouts import input_layout
 
 logger = logging.getLogger(__name__)
 

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from .errors import SpecError
+from graders.errors import SpecError
 
 # Caches that tools leave in a content folder; never part of the content.
 IGNORED_PARTS = ("__pycache__", ".pytest_cache", ".ruff_cache")

@@ -1,0 +1,1 @@
+"""What differs between a CPU and a CUDA device, behind one interface."""

@@ -1,0 +1,1 @@
+"""One grading's phases: inputs, calls, checks, timing, warm runners."""

@@ -1,0 +1,1 @@
+"""Timing statistics, cache flushing, peak calibration and reused companion times."""

@@ -1,0 +1,1 @@
+"""The report a grading produces: its types, schema, figures and roofline."""

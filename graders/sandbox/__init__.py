@@ -1,0 +1,1 @@
+"""Sandboxes: bubblewrap, cgroups, seccomp, the trusted channel and grading slots."""

@@ -1,0 +1,1 @@
+"""Exercise files: parsing, validation, formulas and input layouts."""
