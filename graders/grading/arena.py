@@ -35,6 +35,7 @@ from typing import Any
 
 import torch
 
+from graders.devices.base import Layout, OutputUnreadable, SandboxRef, Unplaceable, span_bytes
 from graders.harness import inputs as harness_inputs
 from graders.sandbox import remote_memory
 
@@ -44,14 +45,6 @@ _ALIGN = 4096  # page-aligned tensors: the sandbox's views start on fresh cache 
 _IID = ("normal", "uniform", "randint", "large", "offset")
 # Below this a fresh draw is cheap enough (a few ms) that reuse is not worth a thought.
 WINDOW_POOL_MIN_BYTES = 16 << 20
-
-
-class OutputUnreadable(Exception):
-    """The output description points at memory that cannot be read as described."""
-
-
-class Unplaceable(Exception):
-    """The sandbox's input region can no longer take the inputs (unmapped or protected)."""
 
 
 def _nbytes(item: dict[str, Any]) -> int:
@@ -112,7 +105,10 @@ class WindowPool:
 
 
 class InputArena:
-    """The inputs of one call at a time, staged here and placed into sandboxes on demand."""
+    """The inputs of one call at a time, staged here and placed into sandboxes on demand: the
+    CPU's :class:`graders.devices.base.InputStage` (one set: a CPU window holds one call)."""
+
+    sets = 1
 
     def __init__(self, input_bytes: int) -> None:
         self.nbytes = _round_up(max(input_bytes, 1))
@@ -124,6 +120,12 @@ class InputArena:
         # Reads of the sandbox's memory during checks: views valid until the next read.
         self.inputs_back = ReadBuffer()
         self.outputs_back = ReadBuffer()
+
+    def pool_staged(self) -> bool:
+        return self.staged_pool is not None
+
+    def close(self) -> None:
+        return None  # host memory: freed with the object
 
     def stage_pool(self, layout: list[dict[str, Any]], seed: int) -> None:
         """Draw the next grading's pool now, while no grading runs (graders/grading/warm.py)."""
@@ -137,7 +139,22 @@ class InputArena:
         self.pool = staged if fresh and staged is not None else WindowPool(layout, seed)
         self.filled, self.windowed = None, False
 
-    def placements(self, layout: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def job_fields(self) -> dict[str, Any]:
+        return {}
+
+    def host_region_bytes(self) -> int:
+        return self.nbytes
+
+    def pool_suits(self, layout: Layout, memory_bound: bool) -> bool:
+        return window_pool_suits(layout, memory_bound)
+
+    def staged(self, layout: Layout, seed: int) -> list[torch.Tensor] | None:
+        return self.tensors(layout) if self.filled == (repr(layout), seed) else None
+
+    def regenerate(self, layout: Layout, seed: int) -> list[torch.Tensor]:
+        return harness_inputs.make(layout, seed, "cpu")
+
+    def placements(self, layout: Layout, index: int = 0) -> list[dict[str, Any]]:
         """Where each input lies in the region: what the sandbox is told in ``go``."""
         offset, placed = 0, []
         for item in layout:
@@ -166,7 +183,7 @@ class InputArena:
             views.append(flat.view(item["shape"]))
         return views
 
-    def fill(self, layout: list[dict[str, Any]], seed: int) -> None:
+    def fill(self, layout: Layout, seed: int, index: int = 0) -> None:
         """Stage the inputs drawn from ``seed``: the same values ``inputs.make`` gives.
 
         The contenders of one timed round share a seed; they are drawn once.
@@ -183,8 +200,9 @@ class InputArena:
             harness_inputs.fill_(self.tensors(layout), layout, seed)
         self.filled = key
 
-    def place(self, layout: list[dict[str, Any]], pid: int, region: int) -> None:
-        """Copy the staged inputs into the frozen sandbox's region at address ``region``."""
+    def place(self, layout: Layout, sandbox: SandboxRef, index: int = 0) -> None:
+        """Copy the staged inputs into the frozen sandbox's input region."""
+        pid, region = sandbox.host_pid, sandbox.inputs_address
         try:
             if not self.windowed:
                 remote_memory.write(pid, region, self.staging.data_ptr(), layout_bytes(layout))
@@ -196,20 +214,15 @@ class InputArena:
         except remote_memory.RemoteMemoryError as exc:
             raise Unplaceable(str(exc)) from None
 
-    def placed(self, layout: list[dict[str, Any]], pid: int, region: int) -> list[torch.Tensor]:
+    def placed(self, layout: Layout, sandbox: SandboxRef, index: int = 0) -> list[torch.Tensor]:
         """The inputs as they now are in the sandbox's region (to see whether a call wrote them)."""
         try:
-            flat = self.inputs_back.read(pid, region, layout_bytes(layout))
+            flat = self.inputs_back.read(
+                sandbox.host_pid, sandbox.inputs_address, layout_bytes(layout)
+            )
         except remote_memory.RemoteMemoryError as exc:
             raise Unplaceable(str(exc)) from None
         return self._views(flat, layout)
-
-
-def _span(shape: list[int], strides: list[int], itemsize: int) -> int:
-    if any(size == 0 for size in shape):
-        return 0
-    last = sum((size - 1) * stride for size, stride in zip(shape, strides, strict=True))
-    return (last + 1) * itemsize
 
 
 def read_bytes(pid: int, address: int, size: int) -> torch.Tensor:
@@ -250,7 +263,7 @@ def read_output(
     """
     dtype = harness_inputs.DTYPES[described["dtype"]]
     shape, strides = described["shape"], described["strides"]
-    span = _span(shape, strides, dtype.itemsize)
+    span = span_bytes(shape, strides, dtype.itemsize)
     if span > cap_bytes:
         raise OutputUnreadable(f"it spans {span} bytes, more than the {cap_bytes} allowed")
     if span == 0:

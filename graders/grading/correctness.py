@@ -122,7 +122,7 @@ def compare(got: torch.Tensor, expected: torch.Tensor, tol: Tolerance) -> Compar
             f"not match the expected ({tuple(expected.shape)}, "
             f"{dtype_name(expected.dtype)}).",
         )
-    expected = expected.to("cpu")
+    expected = expected.to(got.device)  # compared where the output is: no host copy of a GPU's
     if got.numel() == 0:
         return Comparison(True, max_abs_err=0.0, max_rel_err=0.0, mismatch_fraction=0.0)
     if torch.equal(got, expected):  # bit-for-bit the reference's: one cheap pass suffices
@@ -166,10 +166,11 @@ def mutated_input(
         now = after.get(name)
         if not isinstance(now, torch.Tensor) or now.shape != original.shape:
             return name
-        if not torch.equal(now.to("cpu"), original.to("cpu")) and not (
+        now = now.to(original.device)  # on the device the inputs live on (no host copy)
+        if not torch.equal(now, original) and not (
             original.is_floating_point()
-            and torch.equal(torch.isnan(now.to("cpu")), torch.isnan(original.to("cpu")))
-            and torch.equal(now.nan_to_num().to("cpu"), original.nan_to_num().to("cpu"))
+            and torch.equal(torch.isnan(now), torch.isnan(original))
+            and torch.equal(now.nan_to_num(), original.nan_to_num())
         ):
             return name
     return None

@@ -11,6 +11,7 @@ from the frozen sandbox's memory before it decides whether to check it.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import os
 import secrets
@@ -23,13 +24,12 @@ from typing import Any
 
 import torch
 
+from graders.devices.base import Device, InputStage, OutputUnreadable, SettleFailed, Unplaceable
 from graders.errors import GraderError
-from graders.grading import arena, correctness, trusted_code
-from graders.harness import inputs as harness_inputs
+from graders.grading import correctness, trusted_code
 from graders.measure import companion_times
 from graders.measure import stats as measure
 from graders.measure.companion_times import CompanionTimes, Remembered
-from graders.measure.flush_size import CacheFlusher
 from graders.report.build import TimedFigures
 from graders.report.types import ProfileRow, Verdict
 from graders.sandbox import launch as sandbox
@@ -90,6 +90,9 @@ class Run:
     baseline_ns: int = 0  # the median window of an empty call, measured before import
     baseline_idle_ns: int = 0  # the median wall time an empty call's sandbox sat idle
     cpu_mark: int = 0  # the sandbox's CPU time when it was last frozen
+    # What the trusted side did, in order ("fill", "place", "flush", "thaw", "go", "done",
+    # "settle", "freeze", "read_output", ...): the protocol's order, kept for the tests.
+    events: collections.deque[str] = field(default_factory=lambda: collections.deque(maxlen=4096))
 
     @property
     def containment(self) -> Containment:
@@ -111,6 +114,11 @@ class CallTiming:
     # How long this (trusted) thread waited for a core inside the window: late to read
     # ``done`` and to freeze, it stretched the window with no fault of the sandbox's.
     our_wait_ns: int = 0
+    calls: int = 1  # calls of the submission in the window, each on inputs of its own
+
+    def seconds(self) -> float:
+        """The submission's time per call: the net window shared by the calls it held."""
+        return max(self.net_ns / self.calls / 1e9, _FLOOR_S)
 
     def disturbed(self) -> bool:
         """Kept off its core, or we were, for a noticeable part of the call: measure again."""
@@ -152,13 +160,13 @@ class Grader:
         spec: ExerciseSpec,
         device: str,
         slot: int,
-        inputs: arena.InputArena,
-        flusher: CacheFlusher | None,
+        inputs: InputStage,
+        dev: Device,
         *,
         memory_bound: bool = False,
     ) -> None:
         self.spec, self.device, self.slot = spec, device, slot
-        self.arena, self.flusher = inputs, flusher
+        self.arena, self.dev = inputs, dev
         self.memory_bound = memory_bound
         self.reference = trusted_code.load(spec.reference_path, spec.entry, spec.content_hash)
 
@@ -260,18 +268,18 @@ class Grader:
     def _expected(
         self, layout: list[dict[str, Any]], seed: int
     ) -> tuple[list[torch.Tensor], torch.Tensor]:
-        if self.arena.filled == (repr(layout), seed):
+        """The inputs drawn from ``seed`` (on the device they were staged on) and the
+        reference's output for them."""
+        originals = self.arena.staged(layout, seed)
+        if originals is None:
+            originals = self.arena.regenerate(layout, seed)
+        elif self.spec.allow_input_mutation:
             # The staged inputs themselves (no second draw). An exercise whose reference may
             # write its inputs gets copies, so the next contender of the round still gets
             # what was drawn.
-            originals = self.arena.tensors(layout)
-            if self.spec.allow_input_mutation:
-                originals = [t.clone() for t in originals]
-        else:
-            originals = harness_inputs.make(layout, seed, "cpu")
-        inputs = [t.to(self.device) for t in originals]
+            originals = [t.clone() for t in originals]
         with torch.no_grad():
-            expected = self.reference(*inputs)
+            expected = self.reference(*originals)
         if not isinstance(expected, torch.Tensor):
             raise GraderError("the reference did not return a tensor")
         return originals, expected
@@ -280,24 +288,26 @@ class Grader:
         self,
         run: Run,
         layout: list[dict[str, Any]],
-        seed: int | None,
+        seeds: list[int],
         *,
         flush: bool,
         where: str,
         budget: str,
     ) -> tuple[dict[str, Any], CallTiming]:
-        """One measured call: inputs from ``seed`` (None: those staged last) copied into the
-        frozen sandbox, then thaw, go, done, freeze, with the clock and the CPU counters read
-        from outside."""
-        if seed is not None:
-            self.arena.fill(layout, seed)
-        self.place_inputs(run, layout, where)
-        go: dict[str, Any] = {"inputs": self.arena.placements(layout)}
-        if self.device == "cpu":
-            if flush and self.flusher is not None:
-                _flush_on_core(self.flusher, sandbox.pick_core(self.slot))
-        else:
-            go["flush"] = flush  # device caches can only be flushed from inside
+        """One measured window: set ``i`` of the inputs drawn from ``seeds[i]`` and staged
+        while the sandbox is frozen, the caches flushed, then thaw, go, done, settle,
+        freeze, with the clock and the CPU counters read from outside. The window holds
+        the submission's calls (one per seed) and the device's settle, nothing else."""
+        for index, seed in enumerate(seeds):
+            self.arena.fill(layout, seed, index)
+            run.events.append("fill")
+            self.place_inputs(run, layout, where, index)
+        go: dict[str, Any] = {
+            "calls": [self.arena.placements(layout, index) for index in range(len(seeds))]
+        }
+        if flush:
+            self.dev.flush()
+            run.events.append("flush")
         box = run.containment
         cpu_before = box.cpu_ns()
         if cpu_before - run.cpu_mark > _OUTSIDE_CPU_NS and "cpu_outside_calls" not in run.flags:
@@ -306,12 +316,27 @@ class Grader:
             waited = _our_run_delay_ns()
             began = time.perf_counter_ns()
             box.thaw()
+            run.events.append("thaw")
+            self._device_step(run, where, lambda: self.dev.resume(run))
+            run.events.append("resume")
             try:
                 run.session.send("go", **go)
+                run.events.append("go")
             except ChannelClosed:
                 raise self._died(run, where) from None
             done = self._receive(run, ("done",), where, budget)
+            run.events.append("done")
+            if len(done["outs"]) != len(seeds):
+                raise Outcome(
+                    "error",
+                    f"The sandbox answered {len(done['outs'])} calls where {len(seeds)} were "
+                    f"made {where}. Do not patch the grader's harness.",
+                )
+            remaining = max(run.deadline - time.monotonic(), 0.001)
+            self._device_step(run, where, lambda: self.dev.settle(run, remaining))
+            run.events.append("settle")
             self.pause(run, where)
+            run.events.append("freeze")
             window = time.perf_counter_ns() - began
         run.cpu_mark = box.cpu_ns()
         cpu = run.cpu_mark - cpu_before
@@ -322,13 +347,37 @@ class Grader:
             excess_idle_ns=window - cpu - run.baseline_idle_ns,
             claimed_ns=int(done["ns"]),
             our_wait_ns=_our_run_delay_ns() - waited,
+            calls=len(seeds),
         )
+        problem = self.dev.memory_problem(run, self.spec.limits.gpu_memory_mb)
+        if problem:
+            raise Outcome("error", f"{problem} ({where})")
         return done, timing
 
-    def place_inputs(self, run: Run, layout: list[dict[str, Any]], where: str) -> None:
-        """Copy the staged inputs into the frozen sandbox's input region."""
+    def _device_step(self, run: Run, where: str, step: Callable[[], None]) -> None:
+        """A device's resume or settle; what it refuses is the sandbox's doing."""
+        try:
+            step()
+        except SettleFailed as exc:
+            if exc.timed_out:
+                raise Outcome(
+                    "timeout",
+                    f"Your GPU work was still running {where} when its time ran out. Look "
+                    "for kernels that never finish, then resubmit.",
+                ) from None
+            raise Outcome(
+                "error",
+                f"Your program's device work could not be followed {where}: {exc}. Leave "
+                "the CUDA driver's own threads and the grader's harness alone.",
+            ) from None
+
+    def place_inputs(
+        self, run: Run, layout: list[dict[str, Any]], where: str, index: int = 0
+    ) -> None:
+        """Make the staged inputs visible to the frozen sandbox (on the CPU: a copy)."""
         with _region_reachable(where):
-            self.arena.place(layout, run.host_pid, run.inputs_address)
+            self.arena.place(layout, run, index)
+        run.events.append("place")
 
     def verify(
         self,
@@ -337,29 +386,32 @@ class Grader:
         seed: int,
         meta: dict[str, Any],
         where: str,
+        index: int = 0,
     ) -> correctness.Comparison:
-        """Check the output of the call just made (the sandbox is still frozen)."""
+        """Check the output of the call just made (the sandbox is still frozen); ``index``
+        is the input set it was computed from."""
         originals, expected = self._expected(layout, seed)
         described = correctness.check_description(meta, expected, self.device)
         if not described.passed:
             raise Outcome("wrong", f"{described.message} ({where})")
         cap = self.spec.limits.output_mb * 1024 * 1024
         try:
-            got = arena.read_output(meta, run.host_pid, cap, into=self.arena.outputs_back)
-        except arena.OutputUnreadable as exc:
+            got = self.dev.read_output(meta, run, cap)
+            run.events.append("read_output")
+        except OutputUnreadable as exc:
             raise Outcome(
                 "error",
                 f"Your output could not be read {where}: {exc}. Return a plain torch.Tensor "
                 "that your function computed, and leave the grader's process alone.",
             ) from None
         tol = correctness.tolerance_for(expected.dtype, self.spec.tolerance)
-        result = correctness.compare(got, expected.to("cpu"), tol)
+        result = correctness.compare(got, expected, tol)
         if not result.passed:
             raise Outcome("wrong", f"Wrong result {where}: {result.message}", comparison=result)
         if not self.spec.allow_input_mutation:
             names = [item["name"] for item in layout]
             with _region_reachable(where):
-                placed = self.arena.placed(layout, run.host_pid, run.inputs_address)
+                placed = self.arena.placed(layout, run, index)
             now = dict(zip(names, placed, strict=True))
             changed = correctness.mutated_input(originals, now, names)
             if changed:
@@ -426,13 +478,14 @@ class Grader:
         share of it, a fraction of a millisecond.
         """
         layout = input_layout(self.spec, self.spec.sizes[self.device].timed)
-        self.arena.fill(layout, secrets.randbits(63))
+        # As many empty calls per window as the timed windows will hold submission calls.
+        seeds = [secrets.randbits(63) for _ in range(self.arena.sets)]
         windows, idle = [], []
         for index in range(_BASELINE_CALLS):
             where = "while the grader measured an empty call"
             # Flushed like a timed call: after a flush the harness's own path runs cold too,
             # and that cost belongs to the empty call, not to the submission.
-            _, timing = self.call(run, layout, None, flush=True, where=where, budget="setup_s")
+            _, timing = self.call(run, layout, seeds, flush=True, where=where, budget="setup_s")
             if index >= _BASELINE_WARMUP:
                 windows.append(timing.window_ns)
                 idle.append(timing.window_ns - timing.cpu_ns)
@@ -454,8 +507,8 @@ class Grader:
             seed = secrets.randbits(63)
             run.correctness["trials"] = index + 1
             run.deadline = time.monotonic() + self.spec.limits.setup_s
-            done, _ = self.call(run, layout, seed, flush=False, where=where, budget="setup_s")
-            result = self.verify(run, layout, seed, done["out"], where)
+            done, _ = self.call(run, layout, [seed], flush=False, where=where, budget="setup_s")
+            result = self.verify(run, layout, seed, done["outs"][0], where)
             if worst is None or (result.max_abs_err or 0) > (worst.max_abs_err or 0):
                 worst = result
         run.correctness.update(comparison_fields(worst))
@@ -472,7 +525,8 @@ class Grader:
         phase = TimedPhase(self, run, companions, remembered)
         round_index = 0
         while True:
-            seed = secrets.randbits(63)
+            # One seed per call of the window; every contender of the round gets the same.
+            seeds = [secrets.randbits(63) for _ in range(self.arena.sets)]
             warm = round_index < self.spec.timing.warmup
             round_index += 1
             order = ["student", *companions]
@@ -480,27 +534,27 @@ class Grader:
             stop = False
             for name in order:
                 if name == "student":
-                    stop = phase.student_call(seed, warm)
+                    stop = phase.student_call(seeds, warm)
                 else:
-                    phase.companion_call(name, seed, warm)
+                    phase.companion_call(name, seeds, warm)
             if not warm and stop:
                 return phase.figures()
 
     def companion_call(
-        self, companions: dict[str, Run], name: str, layout: list[dict[str, Any]], seed: int
+        self, companions: dict[str, Run], name: str, layout: list[dict[str, Any]], seeds: list[int]
     ) -> float | None:
         """One call of a trusted companion; on any failure drop it (never the student's fault)."""
         companion = companions[name]
         companion.deadline = time.monotonic() + 60
         try:
             _, timing = self.call(
-                companion, layout, seed, flush=True, where=f"({name})", budget="timed_s"
+                companion, layout, seeds, flush=True, where=f"({name})", budget="timed_s"
             )
         except Outcome as failure:
             companion.flags.append(f"{name} failed: {failure.message}")
             del companions[name]
             return None
-        seconds = max(timing.net_ns / 1e9, _FLOOR_S)
+        seconds = timing.seconds()
         if timing.disturbed():
             companion.disturbed.append(seconds)
             return None
@@ -554,7 +608,7 @@ class TimedPhase:
         self.policy, self.limit = spec.timing, spec.limits.timed_s
         self.sizes = spec.sizes[grader.device].timed
         self.layout = input_layout(spec, self.sizes)
-        if arena.window_pool_suits(self.layout, grader.memory_bound):
+        if grader.arena.pool_suits(self.layout, grader.memory_bound):
             grader.arena.use_pool(self.layout, secrets.randbits(63))
         self.where = f"in the timed phase (sizes {self.sizes})"
         self.student_spent = 0.0  # the limit is for the submission's own calls only
@@ -569,7 +623,7 @@ class TimedPhase:
         self.verified = 0
         self.disturbed: list[float] = []
 
-    def companion_call(self, name: str, seed: int, warm: bool) -> None:
+    def companion_call(self, name: str, seeds: list[int], warm: bool) -> None:
         if name not in self.companions:
             return  # it failed earlier in this round's order
         known, checks = self.reusing.get(name), self.others[name]
@@ -579,22 +633,22 @@ class TimedPhase:
             self.reusing[name] = None  # the machine changed: measure it in full
         if not warm and measure.should_stop(checks, self.policy, 0.0, float("inf")):
             return  # its median is pinned down; stop spending time on it
-        seconds = self.grader.companion_call(self.companions, name, self.layout, seed)
+        seconds = self.grader.companion_call(self.companions, name, self.layout, seeds)
         if seconds is not None and not warm:
             self.others[name].append(seconds)
 
-    def student_call(self, seed: int, warm: bool) -> bool:
+    def student_call(self, seeds: list[int], warm: bool) -> bool:
         """Time one call of the submission; True once the median is known well enough."""
         run, policy, limit = self.run, self.policy, self.limit
         run.deadline = time.monotonic() + max(0.0, limit - self.student_spent)
         done, timing = self.grader.call(
-            run, self.layout, seed, flush=True, where=self.where, budget="timed_s"
+            run, self.layout, seeds, flush=True, where=self.where, budget="timed_s"
         )
         self.student_spent += timing.window_ns / 1e9
         self._judge(timing)
         if warm:
             return False
-        seconds = max(timing.net_ns / 1e9, _FLOOR_S)
+        seconds = timing.seconds()
         if (
             timing.disturbed()
             and len(self.disturbed) < policy.max_runs
@@ -604,8 +658,8 @@ class TimedPhase:
             self.disturbed.append(seconds)  # preempted: measure again instead
         else:
             self.times.append(seconds)
-            self.claimed.append(timing.claimed_ns / 1e9)
-            self.outside.append(max(timing.net_ns - timing.our_wait_ns, 0) / 1e9)
+            self.claimed.append(timing.claimed_ns / timing.calls / 1e9)
+            self.outside.append(max(timing.net_ns - timing.our_wait_ns, 0) / timing.calls / 1e9)
         self.observed += timing.window_ns / 1e9
         stop = bool(self.times) and (
             measure.should_stop(self.times, policy, self.student_spent, limit)
@@ -619,7 +673,9 @@ class TimedPhase:
         if stop or (pick and self.verified < policy.verified_samples - 1):
             self.verified += 1
             where = f"{self.where}, timed call {len(self.times)}"
-            self.grader.verify(run, self.layout, seed, done["out"], where)
+            # Any call of the window may be the one checked: the pick is made now.
+            index = secrets.randbelow(len(seeds))
+            self.grader.verify(run, self.layout, seeds[index], done["outs"][index], where, index)
         return stop
 
     def _judge(self, timing: CallTiming) -> None:
@@ -719,26 +775,12 @@ def _our_run_delay_ns() -> int:
         return 0
 
 
-def _flush_on_core(flusher: CacheFlusher, core: int | None) -> None:
-    """Flush from the sandbox's own core: its private caches are the ones the call will use."""
-    previous = os.sched_getaffinity(0)
-    try:
-        if core is not None:
-            os.sched_setaffinity(0, {core})  # 0: this thread only, on Linux
-    except OSError:
-        pass  # not allowed on that core: the shared last-level cache is flushed regardless
-    try:
-        flusher.flush()
-    finally:
-        os.sched_setaffinity(0, previous)
-
-
 @contextlib.contextmanager
 def _region_reachable(where: str) -> Iterator[None]:
     """The sandbox made its input region unreachable: its own doing, so its ``error``."""
     try:
         yield
-    except arena.Unplaceable as exc:
+    except Unplaceable as exc:
         raise Outcome(
             "error",
             f"The grader could not copy the inputs into your program's memory {where} "

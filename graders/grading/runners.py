@@ -14,6 +14,7 @@ import os
 import sys
 from typing import Any
 
+from graders.devices.base import Device, InputStage
 from graders.grading import arena
 from graders.locations import HARNESS_PARENT
 from graders.sandbox import launch as sandbox
@@ -24,11 +25,25 @@ from graders.spec.layouts import input_layout
 GRADER_ROOT = HARNESS_PARENT  # the harness/ folder inside is mounted
 
 
-def arena_for(spec: ExerciseSpec, device: str) -> arena.InputArena:
-    """Room for the largest inputs any phase uses."""
+def stage_for(spec: ExerciseSpec, dev: Device, peaks: dict[str, Any]) -> InputStage:
+    """Room for the largest inputs any phase uses, as many sets as a timed window holds."""
+    device = dev.kind
     plan = spec.sizes[device]
     sizes = [*plan.check, plan.timed, *(case.sizes_for(device) for case in spec.check_cases)]
-    return arena.InputArena(max(arena.layout_bytes(input_layout(spec, s)) for s in sizes))
+    largest = max(arena.layout_bytes(input_layout(spec, s)) for s in sizes)
+    timed = arena.layout_bytes(input_layout(spec, plan.timed))
+    sets = dev.sets_per_window(timed, expected_seconds(spec, device, peaks), peaks.get("window_s"))
+    return dev.new_stage(largest, sets)
+
+
+def expected_seconds(spec: ExerciseSpec, device: str, peaks: dict[str, Any]) -> float | None:
+    """What a call of the timed size takes at the device's peaks (None if they are unknown):
+    the longer of its bytes at the peak bandwidth and its FLOPs at the peak FLOP/s."""
+    sizes = spec.sizes[device].timed
+    if not peaks.get("gbps") or not peaks.get("flops_per_s"):
+        return None
+    moved, work = float(spec.cost_bytes(sizes)), float(spec.cost_flops(sizes))
+    return max(moved / (peaks["gbps"] * 1e9), work / peaks["flops_per_s"])
 
 
 def memory_bound(spec: ExerciseSpec, device: str, peaks: dict[str, Any]) -> bool:
@@ -61,7 +76,7 @@ def start_session(
     slot: int,
     scratch: sandbox.Scratch,
     text: str | None,
-    inputs_bytes: int,
+    inputs: InputStage,
     uid: int | None = None,
     warm_profiler: bool = False,
 ) -> TrustedChannel:
@@ -79,7 +94,8 @@ def start_session(
         "submission": f"{where.scratch}/in/submission.py",
         "results_fd": results_w,
         "control_fd": control_r,
-        "inputs_bytes": inputs_bytes,
+        "inputs_bytes": inputs.host_region_bytes(),
+        **inputs.job_fields(),
         "warm_profiler": warm_profiler,
     }
     job_path = scratch.inbox / "job.json"

@@ -37,12 +37,11 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+from graders import devices
 from graders.errors import GraderError
-from graders.grading import arena, runners
+from graders.grading import runners
 from graders.grading.phases import Grader, Outcome, Run
-from graders.measure import calibrate
 from graders.measure.companion_times import CompanionTimes
-from graders.measure.flush_size import CacheFlusher
 from graders.sandbox import launch as sandbox
 from graders.sandbox import slots
 from graders.spec.exercise import ExerciseSpec
@@ -88,7 +87,7 @@ class Runner:
                 slot,
                 self.scratch,
                 None,
-                bench.arena.nbytes,
+                bench.arena,
                 warm_profiler=enabled(),
             )
         except BaseException:
@@ -137,16 +136,15 @@ class Bench:
     ) -> None:
         self.spec, self.device, self.slot, self.compare = spec, device, slot, compare
         self.key = bench_key(spec, device, slot, peaks, compare)
-        self.arena = runners.arena_for(spec, device)
-        self.flusher: CacheFlusher | None = None
-        if device == "cpu":  # device caches are flushed by the harness, inside the window
-            self.flusher = CacheFlusher(calibrate.flush_bytes(device, slot=slot), device)
+        # The device: where inputs are staged, how caches are flushed and calls settle.
+        self.dev = devices.for_kind(device, slot)
+        self.arena = runners.stage_for(spec, self.dev, peaks)
         self.grader = Grader(
             spec,
             device,
             slot,
             self.arena,
-            self.flusher,
+            self.dev,
             memory_bound=runners.memory_bound(spec, device, peaks),
         )
         self.times = CompanionTimes()
@@ -184,7 +182,7 @@ class Bench:
             scratch = sandbox.Scratch(uid)
             self._companion_scratch.append(scratch)
             session = runners.start_session(
-                self.spec, self.device, self.slot, scratch, path.read_text(), self.arena.nbytes, uid
+                self.spec, self.device, self.slot, scratch, path.read_text(), self.arena, uid
             )
             companion = Run(self.spec, self.device, session, scratch)
             self.companions[name] = companion
@@ -316,9 +314,9 @@ class Bench:
         """Draw the next grading's input pool (a quarter of a second for vector-add) while
         no grading holds the slot, so the grading does not wait for it."""
         layout = input_layout(self.spec, self.spec.sizes[self.device].timed)
-        if not arena.window_pool_suits(layout, self.grader.memory_bound):
+        if not self.arena.pool_suits(layout, self.grader.memory_bound):
             return
-        while not self.closed and self.arena.staged_pool is None:
+        while not self.closed and not self.arena.pool_staged():
             with slots.attempt(self.slot) as held:
                 if held:
                     self.arena.stage_pool(layout, secrets.randbits(63))
@@ -388,6 +386,9 @@ class Bench:
         self.companions = {}
         for scratch in self._companion_scratch:
             scratch.close()
+        with contextlib.suppress(Exception):
+            self.arena.close()
+            self.dev.close()
 
 
 def bench_key(

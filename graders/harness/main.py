@@ -9,19 +9,23 @@ that earns a point. The trusted side owns the inputs, the clock and the outputs:
   input lies, so no seed ever enters this process;
 - each call is timed from outside, from the thaw before ``go`` to the freeze after ``done``;
   the time measured here is sent as a second opinion that can only cost points;
-- ``done`` describes where the output lies in this process's memory; the trusted side reads
-  it while the whole sandbox is frozen (on CUDA this process first copies it to host memory,
-  inside the timed window).
+- ``done`` describes where the outputs lie; the trusted side reads them while the whole
+  sandbox is frozen: from this process's memory on the CPU, and on CUDA through an IPC handle
+  of the device allocation each output lies in (no copy to the host, nothing but the calls
+  and a device synchronise inside the timed window).
+- on CUDA the inputs are device memory the trusted side allocated and drew itself; this
+  process maps it (``inputs_ipc`` in the job) before any student code exists.
 
 Protocol (JSON lines; results go out on ``results_fd``, commands come in on ``control_fd``;
 the trusted side validates every message against graders/sandbox/protocol.py):
 
     -> hello {torch, device_name, pid, inputs_address}   before student code exists
-    <- go {inputs, flush?}                 baseline calls: a trusted no-op, before import
-    -> done {ns, out}
+    <- go {calls}                          baseline calls: a trusted no-op, before import
+    -> done {ns, outs}                     one call per entry of ``calls``, each on its own
+                                           inputs; one output description each
     <- load
     -> loaded | raised | exited | rejected after importing the submission
-    <- go {inputs, flush?}                 the submission's calls, same reply
+    <- go {calls}                          the submission's calls, same reply
     <- profile {inputs, top}               one call under torch.profiler
     -> profiled {ops}
     <- exit
@@ -64,16 +68,28 @@ class Channel:
 
 
 class InputRegion:
-    """Private memory the trusted side copies each call's inputs into while we are frozen.
+    """Where the trusted side puts each call's inputs while we are frozen.
 
-    Reserved here before any student code exists, as anonymous memory with huge pages where
-    the kernel grants them, and touched once so no call pays for faulting it in: the same
-    kind of memory a plain PyTorch program's inputs live in. Views are cached per layout.
+    On the CPU: private memory reserved here before any student code exists, as anonymous
+    memory with huge pages where the kernel grants them, and touched once so no call pays for
+    faulting it in: the same kind of memory a plain PyTorch program's inputs live in. On
+    CUDA: the trusted side's device allocation, mapped here through its IPC handle; no host
+    memory at all, whatever the inputs' size. Views are cached per layout.
     """
 
     _HUGE = 2 << 20
 
-    def __init__(self, nbytes: int, device: str) -> None:
+    def __init__(self, nbytes: int, device: str, ipc: str | None = None) -> None:
+        self.device = device
+        self._views: dict[str, Any] = {}
+        if device != "cpu":
+            from . import cuda_ipc
+
+            index = int(device.partition(":")[2] or 0)
+            cuda_ipc.make_current(index)
+            self.address, size = cuda_ipc.open_handle(ipc or "")
+            self.bytes = cuda_ipc.byte_tensor(self.address, size, index)
+            return
         size = (max(nbytes, 1) + self._HUGE - 1) // self._HUGE * self._HUGE
         # One huge page of slack so the region can start on a huge-page boundary.
         self.memory = mmap.mmap(-1, size + self._HUGE, mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
@@ -84,13 +100,12 @@ class InputRegion:
         self.address = start + self.offset
         for page in range(self.offset, self.offset + size, 4096):
             self.memory[page] = 0  # fault it in now, not inside a timed call
-        self.device = device
-        self._views: dict[str, Any] = {}
 
     def tensors(self, placements: list[dict[str, Any]]) -> list[Any]:
         key = json.dumps(placements, sort_keys=True)
         if key not in self._views:
-            self._views.clear()  # one layout at a time: the check sizes come in turn
+            if len(self._views) > 64:
+                self._views.clear()  # the check sizes come in turn; a window's sets together
             self._views[key] = [self._tensor(place) for place in placements]
         return list(self._views[key])
 
@@ -104,15 +119,14 @@ class InputRegion:
         for size in place["shape"]:
             count *= size
         if count == 0:
-            host = torch.empty(place["shape"], dtype=dtype)
-        else:
-            host = torch.frombuffer(
-                self.memory, dtype=dtype, count=count, offset=self.offset + place["offset"]
-            ).view(place["shape"])
-        if self.device == "cpu":
-            return host
-        # CUDA: a device copy, refreshed from the region inside every timed window.
-        return host, torch.empty_like(host, device=self.device)
+            return torch.empty(place["shape"], dtype=dtype, device=self.device)
+        if self.device != "cpu":
+            start = place["offset"]
+            raw = self.bytes[start : start + count * dtype.itemsize]
+            return raw.view(dtype).view(place["shape"])
+        return torch.frombuffer(
+            self.memory, dtype=dtype, count=count, offset=self.offset + place["offset"]
+        ).view(place["shape"])
 
 
 def _describe_exception(exc: BaseException, submission: str) -> dict[str, Any]:
@@ -158,16 +172,16 @@ def _load(channel: Channel, path: str, entry: str) -> Callable[..., Any] | None:
 
 
 def _describe_output(value: Any) -> tuple[dict[str, Any], Any]:
-    """Where the output lies in this process's memory, and what must stay alive until the
-    trusted side has read it (on CUDA, a host copy made inside the timed window: the trusted
-    side cannot read device memory, and the empty call pays for a copy the same way)."""
+    """Where the output lies, and what must stay alive until the trusted side has read it.
+
+    On the CPU: its address in this process's memory. On CUDA: an IPC handle of the device
+    allocation it lies in and its offset there; nothing is copied, so the timed window
+    holds the calls and the synchronise only."""
     import torch
 
     if type(value) is not torch.Tensor:
         return {"type": type(value).__qualname__[:100]}, value
     device = value.device.type  # where the submission left it: the check asks
-    if device == "cuda":
-        value = value.detach().contiguous().cpu()
     described: dict[str, Any] = {
         "type": "Tensor",
         "shape": list(value.shape),
@@ -176,6 +190,11 @@ def _describe_output(value: Any) -> tuple[dict[str, Any], Any]:
         "device": device,
         "address": value.data_ptr(),
     }
+    if device == "cuda" and value.numel() > 0:
+        from . import cuda_ipc
+
+        handle, offset, _ = cuda_ipc.export(value.data_ptr())
+        described["ipc"] = {"handle": handle, "offset": offset}
     return described, value
 
 
@@ -184,18 +203,15 @@ def _call(
     region: InputRegion,
     command: dict[str, Any],
     timer: timing.Timer,
-    flusher: timing.CacheFlusher | None,
-) -> tuple[Any, int]:
-    tensors = region.tensors(command["inputs"])
-    if region.device != "cpu":
-        for host, device in tensors:
-            device.copy_(host, non_blocking=False)
-        tensors = [device for _, device in tensors]
-        if command.get("flush") and flusher is not None:
-            flusher.flush()
+) -> tuple[list[Any], int]:
+    """Every call of one window, each on its own inputs, then one stop of the clock (which
+    synchronises the device, so queued GPU work counts in full)."""
+    sets = [region.tensors(placements) for placements in command["calls"]]
+    outputs = []
     timer.start()
-    output = function(*tensors)
-    return output, timer.stop()
+    for tensors in sets:
+        outputs.append(function(*tensors))
+    return outputs, timer.stop()
 
 
 def _leave() -> None:
@@ -207,9 +223,16 @@ def _leave() -> None:
     os._exit(0)
 
 
-def _empty(*tensors: Any) -> Any:
-    """The baseline call: everything a call costs except the submission's own work."""
-    return tensors[0] if tensors else None
+def _empty_for(device: str) -> Callable[..., Any]:
+    """The baseline call: everything a call costs except the submission's own work. On CUDA
+    it returns a tensor of its own, as a submission does: the inputs are the trusted side's
+    memory, whose handle this process cannot export again."""
+    if device == "cpu":
+        return lambda *tensors: tensors[0] if tensors else None
+    import torch
+
+    own = torch.zeros(1, device=device)
+    return lambda *tensors: own
 
 
 def main(job_path: str) -> None:
@@ -228,9 +251,9 @@ def main(job_path: str) -> None:
     if job.get("warm_profiler"):
         _warm_profiler()
     timer = timing.Timer(device)
-    # On the CPU the trusted side flushes the cache itself, between calls.
-    flusher = timing.CacheFlusher(device, None) if device != "cpu" else None
-    region = InputRegion(job["inputs_bytes"], device)
+    # The trusted side flushes the caches itself, between calls (the L2 from its own CUDA
+    # context: the cache is the device's, not a process's).
+    region = InputRegion(job["inputs_bytes"], device, job.get("inputs_ipc"))
     channel.send(
         "hello",
         torch=torch.__version__,
@@ -239,9 +262,11 @@ def main(job_path: str) -> None:
         inputs_address=region.address,
     )
 
-    function: Callable[..., Any] = _empty
+    function: Callable[..., Any] = _empty_for(device)
     submission = job["submission"]
-    output: Any = None
+    # The last window's outputs, kept until the next ``go`` so the trusted side can read
+    # them frozen; freed before the next calls allocate, so they do not pay for two sets.
+    alive: list[Any] = []
     while True:
         command = channel.receive()
         op = command["op"]
@@ -253,23 +278,20 @@ def main(job_path: str) -> None:
                 return
             function = loaded
         elif op == "go":
-            # Kept until now so the trusted side could read it frozen; freed before the
-            # next call allocates, so the call does not pay for two outputs at once.
-            output = None
+            alive.clear()
             try:
-                output, elapsed = _call(function, region, command, timer, flusher)
-                described, output = _describe_output(output)
+                outputs, elapsed = _call(function, region, command, timer)
+                described_all = [_describe_output(value) for value in outputs]
+                alive.extend(kept for _, kept in described_all)
             except SystemExit as exc:
                 channel.send("exited", phase="call", code=str(exc.code))
                 return
             except BaseException as exc:
                 channel.send("raised", phase="call", **_describe_exception(exc, submission))
                 return
-            channel.send("done", ns=elapsed, out=described)
+            channel.send("done", ns=elapsed, outs=[described for described, _ in described_all])
         elif op == "profile":
             tensors = region.tensors(command["inputs"])
-            if device != "cpu":
-                tensors = [dev.copy_(host) for host, dev in tensors]
             channel.send("profiled", ops=_profile(function, tensors, command.get("top", 10)))
 
 

@@ -15,6 +15,8 @@ from graders.harness.inputs import DTYPES
 
 _MAX_DIMS = 16
 _MAX_INT = 1 << 62
+MAX_CALLS_PER_WINDOW = 64  # calls timed in one window (CUDA, for short kernels)
+_HANDLE_HEX = 128  # a CUDA IPC handle is 64 bytes
 
 
 class Malformed(Exception):
@@ -63,7 +65,14 @@ SCHEMAS: dict[str, dict[str, Check]] = {
         "code": _optional(_string(1000)),
         "traceback": _TEXT,
     },
-    "done": {"ns": _integer(-_MAX_INT), "out": lambda value: isinstance(value, dict)},
+    "done": {
+        "ns": _integer(-_MAX_INT),
+        "outs": lambda value: (
+            isinstance(value, list)
+            and 1 <= len(value) <= MAX_CALLS_PER_WINDOW
+            and all(isinstance(out, dict) for out in value)
+        ),
+    },
     "profiled": {"ops": lambda value: isinstance(value, list) and len(value) <= 100},
 }
 
@@ -96,7 +105,8 @@ def validate(message: dict[str, Any], expect: tuple[str, ...]) -> dict[str, Any]
     if missing:
         raise Malformed(f"the {op} message lacks `{missing[0]}`")
     if op == "done":
-        _validate_output(message["out"])
+        for out in message["outs"]:
+            _validate_output(out)
     return message
 
 
@@ -111,7 +121,21 @@ def _validate_output(out: dict[str, Any]) -> None:
     for name, check in _TENSOR_FIELDS.items():
         if name not in out or not check(out[name]):
             raise Malformed(f"the output description has a bad `{name}`")
-    if set(out) != set(_TENSOR_FIELDS):
+    if "ipc" in out and not _ipc(out["ipc"]):
+        raise Malformed("the output description has a bad `ipc`")
+    if set(out) - {"ipc"} != set(_TENSOR_FIELDS):
         raise Malformed("the output description has unknown fields")
     if len(out["shape"]) != len(out["strides"]):
         raise Malformed("the output's shape and strides differ in length")
+
+
+def _ipc(value: Any) -> bool:
+    """Where a CUDA output lies: its allocation's IPC handle and the offset within it."""
+    return (
+        isinstance(value, dict)
+        and set(value) == {"handle", "offset"}
+        and isinstance(value["handle"], str)
+        and len(value["handle"]) == _HANDLE_HEX
+        and all(c in "0123456789abcdef" for c in value["handle"])
+        and _integer(0)(value["offset"])
+    )

@@ -49,6 +49,7 @@ An exercise is a folder ``exercises/<chapter>/<slug>/`` holding:
     setup_s = 60      # sandbox start + import of the submission + correctness calls
     timed_s = 30      # the submission's own calls in the timed phase (incl. refills)
     memory_mb = 4096  # cgroup memory.max, else RLIMIT_AS on CPU
+    gpu_memory_mb = 8192  # device memory of the sandbox's processes (CUDA), read from NVML
     source_bytes = 65536
     output_mb = 2048  # largest result file the trusted side will read
 
@@ -205,6 +206,9 @@ class Limits:
     setup_s: float = 60.0
     timed_s: float = 30.0
     memory_mb: int = 4096
+    # The sandbox's own device memory on CUDA (its outputs and temporaries; the inputs are
+    # the trusted side's), watched from outside after every call.
+    gpu_memory_mb: int = 8192
     source_bytes: int = 65536
     output_mb: int = 2048  # cap on one saved output file the trusted side will read
 
@@ -483,6 +487,7 @@ def _parse_limits(table: Table) -> Limits:
         setup_s=table.number("setup_s", d.setup_s, sign="positive"),
         timed_s=table.number("timed_s", d.timed_s, sign="positive"),
         memory_mb=int(table.number("memory_mb", d.memory_mb, sign="positive")),
+        gpu_memory_mb=int(table.number("gpu_memory_mb", d.gpu_memory_mb, sign="positive")),
         source_bytes=int(table.number("source_bytes", d.source_bytes, sign="positive")),
         output_mb=int(table.number("output_mb", d.output_mb, sign="positive")),
     )

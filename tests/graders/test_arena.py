@@ -8,10 +8,12 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import torch
 
+from graders.devices.base import OutputUnreadable, Unplaceable
 from graders.grading import arena
 from graders.harness import inputs
 
@@ -47,6 +49,11 @@ def holder() -> Iterator[tuple[subprocess.Popen[str], int]]:
         child.wait()
 
 
+def _at(pid: int, region: int) -> SimpleNamespace:
+    """The two things the arena needs to know of a sandbox: its pid and its input region."""
+    return SimpleNamespace(host_pid=pid, inputs_address=region)
+
+
 def test_inputs_staged_in_the_arena_equal_those_made_from_the_seed() -> None:
     staged = arena.InputArena(arena.layout_bytes(LAYOUT))
     staged.fill(LAYOUT, seed=1234)
@@ -62,12 +69,12 @@ def test_inputs_are_placed_into_the_other_process_and_read_back_as_they_are(
     child, region = holder
     staged = arena.InputArena(arena.layout_bytes(LAYOUT))
     staged.fill(LAYOUT, seed=77)
-    staged.place(LAYOUT, child.pid, region)
+    staged.place(LAYOUT, _at(child.pid, region))
     made = inputs.make(LAYOUT, 77, "cpu")
-    for got, want in zip(staged.placed(LAYOUT, child.pid, region), made, strict=True):
+    for got, want in zip(staged.placed(LAYOUT, _at(child.pid, region)), made, strict=True):
         assert torch.equal(got, want)
     staged.fill(LAYOUT, seed=78)  # the staging buffer changes; the placed copy does not
-    assert torch.equal(staged.placed(LAYOUT, child.pid, region)[0], made[0])
+    assert torch.equal(staged.placed(LAYOUT, _at(child.pid, region))[0], made[0])
 
 
 def test_a_region_the_sandbox_protected_cannot_take_the_inputs(
@@ -80,10 +87,10 @@ def test_a_region_the_sandbox_protected_cannot_take_the_inputs(
     assert child.stdout.readline().strip() == "0"
     staged = arena.InputArena(arena.layout_bytes(LAYOUT))
     staged.fill(LAYOUT, seed=5)
-    with pytest.raises(arena.Unplaceable, match="could not be written"):
-        staged.place(LAYOUT, child.pid, region)
-    with pytest.raises(arena.Unplaceable, match="not an address"):
-        staged.place(LAYOUT, child.pid, 0)
+    with pytest.raises(Unplaceable, match="could not be written"):
+        staged.place(LAYOUT, _at(child.pid, region))
+    with pytest.raises(Unplaceable, match="not an address"):
+        staged.place(LAYOUT, _at(child.pid, 0))
 
 
 def test_a_layout_larger_than_the_arena_is_refused() -> None:
@@ -113,13 +120,13 @@ def test_outputs_are_read_from_process_memory_with_their_strides() -> None:
 
 def test_descriptions_that_lie_are_refused_before_reading() -> None:
     huge = {**_described(torch.zeros(2)), "shape": [1 << 40], "strides": [1]}
-    with pytest.raises(arena.OutputUnreadable, match="more than"):
+    with pytest.raises(OutputUnreadable, match="more than"):
         arena.read_output(huge, os.getpid(), cap_bytes=1 << 20)
     unmapped = {**_described(torch.zeros(2)), "address": 16}  # page zero is never mapped
-    with pytest.raises(arena.OutputUnreadable, match="could not be read"):
+    with pytest.raises(OutputUnreadable, match="could not be read"):
         arena.read_output(unmapped, os.getpid(), cap_bytes=1 << 20)
     gone = int(Path("/proc/sys/kernel/pid_max").read_text()) + 1  # no process has this pid
-    with pytest.raises(arena.OutputUnreadable, match="could not be read"):
+    with pytest.raises(OutputUnreadable, match="could not be read"):
         arena.read_output(_described(torch.zeros(2)), gone, cap_bytes=1 << 20)
 
 

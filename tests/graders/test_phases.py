@@ -7,7 +7,7 @@ from typing import Any, cast
 
 import pytest
 
-from graders import GraderError
+from graders import GraderError, devices
 from graders.grading import arena
 from graders.grading.phases import CallTiming, Grader, Outcome, Run
 from graders.spec.exercise import ExerciseSpec
@@ -24,7 +24,7 @@ def test_a_sandbox_that_cannot_be_paused_is_the_students_error(quick_spec: Exerc
     # A grader failure costs the student nothing, so a fork storm that defeats the freezer
     # must end as the submission's error, or every failing attempt could be made free.
     inputs = arena.InputArena(4096)
-    grader = Grader(quick_spec, "cpu", 0, inputs, None)
+    grader = Grader(quick_spec, "cpu", 0, inputs, devices.for_kind("cpu", 0, flush=False))
     session = SimpleNamespace(process=SimpleNamespace(containment=_Unstoppable()))
     run = Run(quick_spec, "cpu", cast(Any, session), cast(Any, None))
     with pytest.raises(Outcome) as ended:

@@ -17,11 +17,14 @@ TENSOR = {
 
 
 def test_well_formed_messages_pass_unchanged() -> None:
-    done = {"op": "done", "ns": 1200, "out": dict(TENSOR)}
+    done = {"op": "done", "ns": 1200, "outs": [dict(TENSOR)]}
     assert protocol.validate(done, ("done",)) == done
     hello = {"op": "hello", "torch": "2.13", "device_name": "cpu", "pid": 2, "inputs_address": 4096}
     assert protocol.validate(hello, ("hello",)) == hello
-    assert protocol.validate({"op": "done", "ns": 5, "out": {"type": "list"}}, ("done",))
+    assert protocol.validate({"op": "done", "ns": 5, "outs": [{"type": "list"}]}, ("done",))
+    on_gpu = {**TENSOR, "device": "cuda", "ipc": {"handle": "0f" * 64, "offset": 256}}
+    several = {"op": "done", "ns": 9, "outs": [on_gpu, on_gpu]}
+    assert protocol.validate(several, ("done",)) == several
     raised = {
         "op": "raised",
         "phase": "call",
@@ -37,22 +40,37 @@ def test_well_formed_messages_pass_unchanged() -> None:
 @pytest.mark.parametrize(
     ("message", "complaint"),
     [
-        ({"op": "done", "ns": 1, "out": "a string"}, "bad `out`"),
-        ({"op": "done", "ns": "12", "out": TENSOR}, "bad `ns`"),
-        ({"op": "done", "ns": 1.5, "out": TENSOR}, "bad `ns`"),
-        ({"op": "done", "ns": True, "out": TENSOR}, "bad `ns`"),
-        ({"op": "done", "out": TENSOR}, "lacks `ns`"),
-        ({"op": "done", "ns": 1, "out": TENSOR, "overhead_ns": 5}, "unknown field"),
-        ({"op": "done", "ns": 1, "out": {**TENSOR, "shape": [-1, 2]}}, "bad `shape`"),
-        ({"op": "done", "ns": 1, "out": {**TENSOR, "shape": [2]}}, "differ in length"),
-        ({"op": "done", "ns": 1, "out": {**TENSOR, "dtype": "complex128"}}, "bad `dtype`"),
-        ({"op": "done", "ns": 1, "out": {**TENSOR, "layout": "sparse_coo"}}, "unknown fields"),
-        ({"op": "done", "ns": 1, "out": {**TENSOR, "address": "0x10"}}, "bad `address`"),
-        ({"op": "done", "ns": 1, "out": {"type": "Tensor"}}, "bad `shape`"),
-        ({"op": "done", "ns": 1, "out": {"type": ["x"]}}, "not one the harness writes"),
+        ({"op": "done", "ns": 1, "outs": "a string"}, "bad `outs`"),
+        ({"op": "done", "ns": 1, "outs": []}, "bad `outs`"),
+        ({"op": "done", "ns": 1, "outs": [TENSOR] * 65}, "bad `outs`"),
+        ({"op": "done", "ns": 1, "out": TENSOR}, "unknown field `out`"),
+        (
+            {"op": "done", "ns": 1, "outs": [{**TENSOR, "ipc": {"handle": "ab", "offset": 0}}]},
+            "bad `ipc`",
+        ),
+        (
+            {
+                "op": "done",
+                "ns": 1,
+                "outs": [{**TENSOR, "ipc": {"handle": "0" * 128, "offset": -1}}],
+            },
+            "bad `ipc`",
+        ),
+        ({"op": "done", "ns": "12", "outs": [TENSOR]}, "bad `ns`"),
+        ({"op": "done", "ns": 1.5, "outs": [TENSOR]}, "bad `ns`"),
+        ({"op": "done", "ns": True, "outs": [TENSOR]}, "bad `ns`"),
+        ({"op": "done", "outs": [TENSOR]}, "lacks `ns`"),
+        ({"op": "done", "ns": 1, "outs": [TENSOR], "overhead_ns": 5}, "unknown field"),
+        ({"op": "done", "ns": 1, "outs": [{**TENSOR, "shape": [-1, 2]}]}, "bad `shape`"),
+        ({"op": "done", "ns": 1, "outs": [{**TENSOR, "shape": [2]}]}, "differ in length"),
+        ({"op": "done", "ns": 1, "outs": [{**TENSOR, "dtype": "complex128"}]}, "bad `dtype`"),
+        ({"op": "done", "ns": 1, "outs": [{**TENSOR, "layout": "sparse_coo"}]}, "unknown fields"),
+        ({"op": "done", "ns": 1, "outs": [{**TENSOR, "address": "0x10"}]}, "bad `address`"),
+        ({"op": "done", "ns": 1, "outs": [{"type": "Tensor"}]}, "bad `shape`"),
+        ({"op": "done", "ns": 1, "outs": [{"type": ["x"]}]}, "not one the harness writes"),
         ({"op": "saved"}, "where done was expected"),
         ({"op": "hello", "torch": "x", "device_name": "y", "pid": 0}, "where done"),
-        ({"op": "done", "ns": 1, "out": {**TENSOR, "address": None}}, "bad `address`"),
+        ({"op": "done", "ns": 1, "outs": [{**TENSOR, "address": None}]}, "bad `address`"),
         ({"op": "raised", "phase": "call", "type": 3, "message": "", "traceback": ""}, "`type`"),
         ({"op": "profiled", "ops": list(range(1000))}, "where done"),
     ],

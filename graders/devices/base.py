@@ -1,0 +1,146 @@
+"""The one interface the grading phases use for whatever differs between a CPU and a GPU.
+
+A grading's phases (graders/grading/phases.py) never branch on the device's name: they ask a
+:class:`Device` to stage the inputs (before the window), flush the caches (before the
+window), let the sandbox's submitted work finish (inside the window, before the freeze),
+read an output (after the freeze) and watch memory (after the freeze). The timed window is
+the same on every device: thaw, ``go``, the calls, ``done``, ``settle``, freeze.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import torch
+
+# A layout: one dict per input (name, shape, dtype, dist, scale), as graders.spec.layouts
+# makes it.
+Layout = list[dict[str, Any]]
+
+
+class OutputUnreadable(Exception):
+    """The output description points at memory that cannot be read as described."""
+
+
+class Unplaceable(Exception):
+    """The sandbox's input region can no longer take the inputs (unmapped or protected)."""
+
+
+def span_bytes(shape: list[int], strides: list[int], itemsize: int) -> int:
+    """Bytes from a strided tensor's first element to the end of its last (0 if empty)."""
+    if any(size == 0 for size in shape):
+        return 0
+    last = sum((size - 1) * stride for size, stride in zip(shape, strides, strict=True))
+    return (last + 1) * itemsize
+
+
+class SettleFailed(Exception):
+    """The sandbox's submitted device work could not be confirmed finished (``timed_out``:
+    it was still running when the budget ran out)."""
+
+    def __init__(self, message: str, timed_out: bool = False) -> None:
+        super().__init__(message)
+        self.timed_out = timed_out
+
+
+class SandboxRef(Protocol):
+    """What a device needs to know of one running sandbox."""
+
+    host_pid: int  # the harness's pid outside the sandbox's pid namespace
+    inputs_address: int  # where the harness reserved its host input region (CPU)
+
+
+class InputStage(Protocol):
+    """Where a grading's inputs are drawn and how the sandbox gets them.
+
+    ``sets`` input sets fit at once: a window may time several calls, each on inputs of its
+    own, so no call can reuse another's result.
+    """
+
+    nbytes: int  # bytes of one input set
+    sets: int
+
+    def fill(self, layout: Layout, seed: int, index: int = 0) -> None:
+        """Draw set ``index``'s inputs from ``seed`` (the trusted side's secret)."""
+
+    def staged(self, layout: Layout, seed: int) -> list[torch.Tensor] | None:
+        """The inputs drawn from ``seed`` as they were staged, if a set holds them."""
+
+    def regenerate(self, layout: Layout, seed: int) -> list[torch.Tensor]:
+        """The same inputs drawn again, where the reference computes."""
+
+    def placements(self, layout: Layout, index: int = 0) -> list[dict[str, Any]]:
+        """Where set ``index``'s inputs lie, as ``go`` tells the sandbox."""
+
+    def place(self, layout: Layout, sandbox: SandboxRef, index: int = 0) -> None:
+        """Make set ``index`` visible to the frozen sandbox (raises Unplaceable)."""
+
+    def placed(self, layout: Layout, sandbox: SandboxRef, index: int = 0) -> list[torch.Tensor]:
+        """Set ``index``'s inputs as they are now, to see whether a call wrote them."""
+
+    def job_fields(self) -> dict[str, Any]:
+        """What the harness's job file needs to find the inputs (CUDA: the IPC handle)."""
+
+    def host_region_bytes(self) -> int:
+        """Host memory the harness reserves for the inputs (0 where they are on a device)."""
+
+    def pool_suits(self, layout: Layout, memory_bound: bool) -> bool:
+        """Whether the timed inputs may be windows of a pool drawn once per grading."""
+
+    def use_pool(self, layout: Layout, seed: int) -> None: ...
+
+    def stage_pool(self, layout: Layout, seed: int) -> None: ...
+
+    def pool_staged(self) -> bool: ...
+
+    def close(self) -> None:
+        """Give back what the stage holds (CUDA: its device allocation)."""
+
+
+@dataclass(frozen=True)
+class CompletionWitness:
+    """How the trusted side knows a call's GPU work had finished when the window closed."""
+
+    kind: str  # "synchronous" (CPU) | "driver_lock" | "harness_sync"
+    note: str  # for the report: what it means for the figures
+
+
+class Device(Protocol):
+    """A kind of device the engine grades on (graders/devices/cpu.py, cuda.py)."""
+
+    kind: str  # "cpu" or "cuda": the device string the harness and the reference use
+
+    def new_stage(self, input_bytes: int, sets: int) -> InputStage: ...
+
+    def sets_per_window(
+        self, input_bytes: int, seconds_per_call: float | None, fixed_cost_s: float | None
+    ) -> int:
+        """How many calls one timed window holds (see each device for why)."""
+
+    def flush(self) -> None:
+        """Make the next call start with cold caches; runs outside the window."""
+
+    def resume(self, sandbox: SandboxRef) -> None:
+        """Just after the thaw, before ``go`` (CUDA: lift the lock of the last settle)."""
+
+    def settle(self, sandbox: SandboxRef, timeout_s: float) -> None:
+        """After ``done``, before the freeze: wait until all the work the sandbox submitted
+        has finished, by a means the sandbox cannot fake where the machine offers one."""
+
+    def completion(self) -> CompletionWitness: ...
+
+    def read_output(
+        self, described: dict[str, Any], sandbox: SandboxRef, cap_bytes: int
+    ) -> torch.Tensor:
+        """The output the sandbox described, read while it is frozen (raises
+        OutputUnreadable); a view valid until the next read."""
+
+    def memory_problem(self, sandbox: SandboxRef, limit_mb: int) -> str | None:
+        """A message for the student when the sandbox holds more device memory than
+        ``limit_mb`` (None when within it, or when the device has no memory of its own)."""
+
+    def containment(self) -> dict[str, str]:
+        """What this device adds to the sandbox's containment, for the report."""
+
+    def close(self) -> None: ...
