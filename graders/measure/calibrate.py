@@ -199,6 +199,13 @@ def summary(device: str, name: str, history: list[Measurement]) -> dict[str, Any
         "device_name": shown,
         "measured_at": latest.get("measured_at"),
         "history_gbps": [round(m["gbps"], 3) for m in usable[-RECENT:]],
+        # GPUs only (graders/measure/gpu_calibration.py): the empty window a CUDA grading
+        # subtracts, which sizes its calls per window, and the tensor-core peaks.
+        **{
+            field: _recent_median(history, field)
+            for field in ("window_s", "flops_per_s_tf32", "flops_per_s_bf16")
+            if all(m.get(field) for m in usable[-RECENT:])
+        },
     }
 
 
@@ -288,21 +295,29 @@ def flush_bytes(
 
 
 def _measure(device: str, slot: int) -> Measurement:
-    """One measurement in a child process pinned to the grading core, with the sandbox's
-    environment (huge pages for large tensors, one thread), as in a grading."""
+    """One measurement in grading conditions. On a GPU: trusted kernels graded through the
+    sandbox like submissions (graders/measure/gpu_calibration.py). On the CPU: a child
+    process pinned to the grading core, with the sandbox's environment (huge pages for large
+    tensors, one thread), as in a grading."""
+    if device.startswith("cuda"):
+        from graders.measure import gpu_calibration
+
+        try:
+            return gpu_calibration.measure(slot, device_name(device))
+        except gpu_calibration.CalibrationFailed as exc:
+            raise GraderError(f"peak calibration failed: {exc}") from None
     from graders.sandbox.launch import sandbox_env
 
     n = timed_elements(device)
-    cuda = device.startswith("cuda")
     command = [
         sys.executable,
         "-I",
         "-c",
         f"import sys; sys.path.insert(0, {str(REPO_ROOT)!r}); "
-        f"from graders.measure.calibrate import probe_main; probe_main({device!r}, {n})",
+        f"from graders.measure.calibrate import probe_main; probe_main({n})",
     ]
     core = pick_core(slot)
-    if core is not None and shutil.which("taskset") and not cuda:
+    if core is not None and shutil.which("taskset"):
         command = ["taskset", "-c", str(core), *command]
     env = sandbox_env(str(cache_dir()), device)
     env["HOME"] = os.environ.get("HOME", "/tmp")
@@ -316,8 +331,8 @@ def _measure(device: str, slot: int) -> Measurement:
     return measured
 
 
-def probe_main(device: str, n: int) -> None:
-    """Child side: flush size, triad ``a = b + 3 c`` and an fp32 matmul; one JSON line.
+def probe_main(n: int) -> None:
+    """Child side (CPU): flush size, triad ``a = b + 3 c`` and an fp32 matmul; one JSON line.
 
     Bandwidth counts 3 x 4 bytes per element (two reads, one write) and is the best of
     ``TRIAD_RUNS`` calls, each after a cache flush, as STREAM reports a best run.
@@ -326,53 +341,37 @@ def probe_main(device: str, n: int) -> None:
 
     from graders.measure.flush_size import CacheFlusher, measure_flush_bytes
 
-    cuda = device.startswith("cuda")
-    if cuda:
-        torch.backends.cuda.matmul.allow_tf32 = False
-    else:
-        torch.set_num_threads(1)  # the sandbox runs submissions on one thread
-    b = torch.full((n,), 1.0, device=device)
-    c = torch.full((n,), 2.0, device=device)
-    nbytes = measure_flush_bytes(device)
-    flusher = CacheFlusher(nbytes, device)
-    a = torch.zeros(n, device=device)
-    triad_s = _best_s(lambda: torch.add(b, c, alpha=3.0, out=a), flusher, TRIAD_RUNS, cuda)
-    m = 8192 if cuda else 1024
-    x, y = (torch.randn(m, m, device=device) for _ in range(2))
-    out = torch.empty(m, m, device=device)
-    matmul_s = _best_s(lambda: torch.mm(x, y, out=out), flusher, 5, cuda)
+    torch.set_num_threads(1)  # the sandbox runs submissions on one thread
+    b = torch.full((n,), 1.0)
+    c = torch.full((n,), 2.0)
+    nbytes = measure_flush_bytes("cpu")
+    flusher = CacheFlusher(nbytes, "cpu")
+    a = torch.zeros(n)
+    triad_s = _best_s(lambda: torch.add(b, c, alpha=3.0, out=a), flusher, TRIAD_RUNS)
+    m = 1024
+    x, y = (torch.randn(m, m) for _ in range(2))
+    out = torch.empty(m, m)
+    matmul_s = _best_s(lambda: torch.mm(x, y, out=out), flusher, 5)
     print(
         json.dumps(
             {
-                "device_name": torch.cuda.get_device_name(device) if cuda else "cpu",
+                "device_name": "cpu",
                 "gbps": 3 * n * 4 / triad_s / 1e9,
                 "flops_per_s": 2 * m**3 / matmul_s,
                 "flush_bytes": nbytes,
-                "method": f"triad a=b+s*c over 3x{n * 4 >> 20} MiB"
-                f"{'' if cuda else ' (private memory, huge pages)'}, {nbytes >> 20} MiB flush "
-                f"before each call, best of {TRIAD_RUNS}; fp32 matmul {m}x{m}; "
-                f"{'cuda events' if cuda else 'perf_counter_ns, 1 thread'}",
+                "method": f"triad a=b+s*c over 3x{n * 4 >> 20} MiB (private memory, huge pages), "
+                f"{nbytes >> 20} MiB flush before each call, best of {TRIAD_RUNS}; fp32 matmul "
+                f"{m}x{m}; perf_counter_ns, 1 thread",
             }
         )
     )
 
 
-def _best_s(fn: Callable[[], object], flusher: Any, runs: int, cuda: bool) -> float:
-    import torch
-
+def _best_s(fn: Callable[[], object], flusher: Any, runs: int) -> float:
     best = float("inf")
     for _ in range(runs):
         flusher.flush()
-        if cuda:
-            start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            fn()
-            stop.record()
-            stop.synchronize()
-            seconds = start.elapsed_time(stop) / 1e3
-        else:
-            began = time.perf_counter_ns()
-            fn()
-            seconds = (time.perf_counter_ns() - began) / 1e9
-        best = min(best, seconds)
+        began = time.perf_counter_ns()
+        fn()
+        best = min(best, (time.perf_counter_ns() - began) / 1e9)
     return best

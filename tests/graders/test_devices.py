@@ -21,7 +21,7 @@ from graders.devices.cpu import CpuDevice
 from graders.grading import arena, runners, warm
 from graders.grading.phases import Outcome, Run
 from graders.harness import cuda_ipc
-from graders.measure import calibrate
+from graders.measure import calibrate, gpu_calibration
 from graders.sandbox import protocol, slots
 from graders.spec.exercise import ExerciseSpec
 
@@ -214,3 +214,17 @@ def test_what_a_device_reports_of_the_sandbox_is_the_students_verdict(
         runner.close()
     assert ended.value.verdict == verdict
     assert says in ended.value.message
+
+
+def test_calibration_grades_trusted_kernels_through_the_sandbox(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The GPU's calibration path, run on the CPU sizes of its kernels: every kernel grades
+    as correct through a real bench, and the figures come from the outside clock."""
+    monkeypatch.setenv("GRADERS_WARM", "0")
+    with slots.acquire(SLOT):
+        measured = gpu_calibration.measure(SLOT, "cpu", device="cpu")
+    assert measured["gbps"] > 0 and measured["window_s"] > 0
+    for key in ("flops_per_s", "flops_per_s_tf32", "flops_per_s_bf16"):
+        assert measured[key] > 0, key
+    assert "graded through the sandbox like a submission" in measured["method"]

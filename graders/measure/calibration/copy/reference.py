@@ -1,0 +1,5 @@
+import torch
+
+
+def copy(a: torch.Tensor) -> torch.Tensor:
+    return a.clone()

@@ -1,0 +1,6 @@
+import torch
+
+
+def matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    torch.backends.cuda.matmul.allow_tf32 = False  # no effect on a CPU
+    return torch.mm(a, b)
