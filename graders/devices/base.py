@@ -48,7 +48,9 @@ class SandboxRef(Protocol):
     """What a device needs to know of one running sandbox."""
 
     host_pid: int  # the harness's pid outside the sandbox's pid namespace
-    inputs_address: int  # where the harness reserved its host input region (CPU)
+    inputs_address: int  # where the harness mapped the inputs (its host region on the CPU)
+    pool_address: int  # where the harness mapped its device memory pool (CUDA; else 0)
+    device_memory: Any  # the trusted side's handle on that pool (Device.sandbox_memory)
 
 
 class InputStage(Protocol):
@@ -80,7 +82,10 @@ class InputStage(Protocol):
         """Set ``index``'s inputs as they are now, to see whether a call wrote them."""
 
     def job_fields(self) -> dict[str, Any]:
-        """What the harness's job file needs to find the inputs (CUDA: the IPC handle)."""
+        """What the harness's job file needs to find the inputs (CUDA: the descriptor)."""
+
+    def shared_fds(self) -> tuple[int, ...]:
+        """Descriptors every sandbox of the stage inherits (CUDA: the inputs' memory)."""
 
     def host_region_bytes(self) -> int:
         """Host memory the harness reserves for the inputs (0 where they are on a device)."""
@@ -106,6 +111,19 @@ class CompletionWitness:
     note: str  # for the report: what it means for the figures
 
 
+class SandboxMemory(Protocol):
+    """Device memory made for one sandbox (CUDA), which it inherits as descriptors."""
+
+    def job_fields(self) -> dict[str, Any]: ...
+
+    def fds(self) -> tuple[int, ...]: ...
+
+    def started(self) -> None:
+        """The sandbox has its own descriptors now: let go of ours."""
+
+    def close(self) -> None: ...
+
+
 class Device(Protocol):
     """A kind of device the engine grades on (graders/devices/cpu.py, cuda.py)."""
 
@@ -117,6 +135,9 @@ class Device(Protocol):
         self, input_bytes: int, seconds_per_call: float | None, fixed_cost_s: float | None
     ) -> int:
         """How many calls one timed window holds (see each device for why)."""
+
+    def sandbox_memory(self, limit_mb: int) -> SandboxMemory | None:
+        """Device memory for one more sandbox, of ``limit_mb`` (None: it has none of its own)."""
 
     def flush(self) -> None:
         """Make the next call start with cold caches; runs outside the window."""

@@ -39,6 +39,9 @@ class CpuDevice:
         # A CPU call of a timed size takes milliseconds against a window's ~0.1 ms: one call.
         return 1
 
+    def sandbox_memory(self, limit_mb: int) -> None:
+        return None  # host memory only, bounded by the sandbox's cgroup
+
     def flush(self) -> None:
         """Flush from the sandbox's own core: its private caches are the ones the call uses."""
         if self.flusher is None:

@@ -1,10 +1,15 @@
 """A CUDA GPU: nothing but the kernels inside the timed window.
 
-- **Inputs** are device memory the trusted side allocates (outside torch's allocator, so the
-  export shows nothing else), draws into from its secret seed with the device's generator,
-  and shares with the sandbox through a CUDA IPC handle that the harness opens before any
-  student code exists. Nothing is copied between host and device for a call; the sandbox's
-  host memory does not grow with the timed size.
+- **Inputs** are device memory the trusted side creates (``cuMemCreate``), draws into from
+  its secret seed with the device's generator, and exports as a file descriptor that the
+  sandbox inherits and maps before any student code exists
+  (graders/harness/cuda_memory.py). Nothing is copied between host and device for a call;
+  the sandbox's host memory does not grow with the timed size.
+- **The sandbox's own device memory** is a pool the trusted side creates for that sandbox
+  alone, of the exercise's ``gpu_memory_mb``: the harness makes it torch's allocator before
+  torch starts, so every tensor of the submission, its output included, lies in memory the
+  trusted side has mapped too, and the pool's size is the limit by construction. NVML
+  watches for memory taken around torch (graders/devices/nvml.py).
 - **Caches**: the L2 is the device's, not a process's, so the trusted side flushes it from
   its own context (a buffer twice the L2 written and synchronised) before the thaw.
 - **Completion**: the harness synchronises before ``done``, but the harness is the
@@ -13,12 +18,11 @@
   submitted has finished, before the freeze: the window cannot close on a kernel still
   running. Where it does not (older drivers, gVisor), the harness's synchronise is the
   witness, and the report says so, as it does for a weaker freezer on the CPU.
-- **Outputs** are compared on the device: the harness sends the IPC handle of the allocation
-  the output lies in, and the trusted side maps it while the sandbox is frozen, copies the
-  described span (bounded by the exercise's cap and the allocation's size), and unmaps it.
-- **Memory**: the sandbox's device memory is read from NVML after every call, from outside.
+- **Outputs** are compared on the device, read at their offset in the pool (or in the
+  inputs, for an output that is an input), bounded by the exercise's cap and the memory's
+  size, while the sandbox is frozen.
 - **Short kernels**: one window may hold several calls, each on an input set of its own
-  (:meth:`CudaDevice.sets_per_window`), so the window's fixed cost stays a small share.
+  (:func:`window_sets`), so the window's fixed cost stays a small share.
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ from graders.devices.base import (
     SettleFailed,
     span_bytes,
 )
-from graders.harness import cuda_ipc
+from graders.harness import cuda_memory
 from graders.harness import inputs as harness_inputs
 from graders.sandbox import protocol
 
@@ -79,16 +83,16 @@ def _round_up(value: int) -> int:
 
 
 class CudaStage:
-    """``sets`` input sets in one device allocation of the trusted side's, shared by IPC."""
+    """``sets`` input sets in one device allocation of the trusted side's, which every
+    sandbox of the bench maps through an inherited file descriptor."""
 
     def __init__(self, input_bytes: int, sets: int, index: int) -> None:
         self.nbytes = _round_up(max(input_bytes, 1))
         self.sets, self.index = sets, index
         self.device = f"cuda:{index}"
-        cuda_ipc.make_current(index)
-        self.pointer = cuda_ipc.allocate(self.nbytes * sets)
-        self.handle, _, _ = cuda_ipc.export(self.pointer)
-        self.memory = cuda_ipc.byte_tensor(self.pointer, self.nbytes * sets, index)
+        cuda_memory.make_current(index)
+        self.shared = cuda_memory.SharedMemory.create(self.nbytes * sets, index)
+        self.memory = cuda_memory.byte_tensor(self.shared.pointer, self.nbytes * sets, index)
         self.filled: dict[int, tuple[str, int]] = {}  # set -> (layout, seed) it holds
 
     def placements(self, layout: Layout, index: int = 0) -> list[dict[str, Any]]:
@@ -132,7 +136,10 @@ class CudaStage:
         return self._views(layout, index)
 
     def job_fields(self) -> dict[str, Any]:
-        return {"inputs_ipc": self.handle}
+        return {"inputs_fd": self.shared.fd, "inputs_size": self.shared.size}
+
+    def shared_fds(self) -> tuple[int, ...]:
+        return (self.shared.fd,) if self.shared.fd is not None else ()
 
     def host_region_bytes(self) -> int:
         return 0
@@ -150,10 +157,34 @@ class CudaStage:
         return False
 
     def close(self) -> None:
-        if self.pointer:
-            self.memory = torch.empty(0, dtype=torch.uint8)
-            cuda_ipc.free(self.pointer)
-            self.pointer = 0
+        self.memory = torch.empty(0, dtype=torch.uint8)
+        self.shared.close()
+
+
+class SandboxPool:
+    """One sandbox's device memory: created here, mapped here and in that sandbox only."""
+
+    def __init__(self, limit_mb: int, index: int) -> None:
+        self.index = index
+        self.shared = cuda_memory.SharedMemory.create(limit_mb << 20, index)
+
+    def job_fields(self) -> dict[str, Any]:
+        return {"pool_fd": self.shared.fd, "pool_size": self.shared.size}
+
+    def fds(self) -> tuple[int, ...]:
+        return (self.shared.fd,) if self.shared.fd is not None else ()
+
+    def started(self) -> None:
+        """The sandbox holds its own descriptor now: ours only keeps another open."""
+        if self.shared.fd is not None:
+            os.close(self.shared.fd)
+            self.shared.fd = None
+
+    def bytes_at(self, offset: int, nbytes: int) -> torch.Tensor:
+        return cuda_memory.byte_tensor(self.shared.pointer + offset, nbytes, self.index)
+
+    def close(self) -> None:
+        self.shared.close()
 
 
 class CudaDevice:
@@ -161,7 +192,7 @@ class CudaDevice:
 
     def __init__(self, slot: int) -> None:
         self.index = gpu_index(slot)
-        cuda_ipc.make_current(self.index)
+        cuda_memory.make_current(self.index)
         properties = torch.cuda.get_device_properties(self.index)
         self.total_memory = int(properties.total_memory)
         l2 = int(getattr(properties, "L2_cache_size", 0))
@@ -173,9 +204,14 @@ class CudaDevice:
         self.lock_tried = False
         self.locked: set[int] = set()  # pids locked by the last settle
         self._watch: Any = None
+        self.stage: CudaStage | None = None  # the bench's inputs (an output may lie in them)
 
     def new_stage(self, input_bytes: int, sets: int) -> CudaStage:
-        return CudaStage(input_bytes, sets, self.index)
+        self.stage = CudaStage(input_bytes, sets, self.index)
+        return self.stage
+
+    def sandbox_memory(self, limit_mb: int) -> SandboxPool:
+        return SandboxPool(limit_mb, self.index)
 
     def sets_per_window(
         self, input_bytes: int, seconds_per_call: float | None, fixed_cost_s: float | None
@@ -191,8 +227,8 @@ class CudaDevice:
         if sandbox.host_pid in self.locked:
             self.locked.discard(sandbox.host_pid)
             try:
-                cuda_ipc.unlock_process(sandbox.host_pid)
-            except cuda_ipc.CudaIpcError as exc:
+                cuda_memory.unlock_process(sandbox.host_pid)
+            except cuda_memory.CudaMemoryError as exc:
                 raise SettleFailed(f"its CUDA calls could not be resumed ({exc})") from None
 
     def settle(self, sandbox: SandboxRef, timeout_s: float) -> None:
@@ -203,8 +239,8 @@ class CudaDevice:
         if self.lock_unavailable is not None:
             return
         try:
-            cuda_ipc.lock_process(sandbox.host_pid, int(max(timeout_s, 0.001) * 1000))
-        except cuda_ipc.CudaIpcError as exc:
+            cuda_memory.lock_process(sandbox.host_pid, int(max(timeout_s, 0.001) * 1000))
+        except cuda_memory.CudaMemoryError as exc:
             if not self.lock_tried:
                 self.lock_tried = True
                 self.lock_unavailable = str(exc)
@@ -240,23 +276,29 @@ class CudaDevice:
             raise OutputUnreadable(f"it spans {span} bytes, more than the {cap_bytes} allowed")
         if span == 0:
             return torch.empty(shape, dtype=dtype, device=f"cuda:{self.index}")
-        shared = described.get("ipc")
-        if not shared:
-            raise OutputUnreadable("it came without the handle of its device memory")
-        try:
-            base, size = cuda_ipc.open_handle(shared["handle"])
-        except cuda_ipc.CudaIpcError as exc:
-            raise OutputUnreadable(f"its device memory could not be opened ({exc})") from None
-        try:
-            if shared["offset"] + span > size:
-                raise OutputUnreadable("it lies beyond the end of its device allocation")
-            raw = cuda_ipc.byte_tensor(base + shared["offset"], span, self.index)
-            usable = span - span % dtype.itemsize
-            values = raw[:usable].view(dtype).as_strided(shape, strides).clone()
-            torch.cuda.synchronize(self.index)
-            return values
-        finally:
-            cuda_ipc.close_handle(base)
+        address = described["address"]
+        if address % dtype.itemsize:
+            raise OutputUnreadable(f"it does not start on a {dtype.itemsize}-byte boundary")
+        raw = self._mapped(address, span, sandbox)
+        values = raw[: span - span % dtype.itemsize].view(dtype).as_strided(shape, strides)
+        return values.clone()  # a copy of ours: the next call may reuse the sandbox's memory
+
+    def _mapped(self, address: int, span: int, sandbox: SandboxRef) -> torch.Tensor:
+        """The ``span`` bytes at the sandbox's ``address``, through our own mapping of the
+        memory they lie in: its pool (anything torch made in it) or the inputs (an output
+        that is an input, returned or written in place)."""
+        pool = sandbox.device_memory
+        offset = address - sandbox.pool_address
+        if pool is not None and sandbox.pool_address and 0 <= offset <= pool.shared.size - span:
+            return pool.bytes_at(offset, span)
+        stage = self.stage
+        offset = address - sandbox.inputs_address
+        if stage is not None and 0 <= offset <= stage.nbytes * stage.sets - span:
+            return stage.memory[offset : offset + span]
+        raise OutputUnreadable(
+            "it is not in memory that torch allocated on the GPU (memory taken around torch, "
+            "e.g. with cudaMalloc from ctypes or CuPy, cannot be checked)"
+        )
 
     def memory_problem(self, sandbox: SandboxRef, limit_mb: int) -> str | None:
         watch = self._memory_watch()

@@ -142,6 +142,9 @@ class InputArena:
     def job_fields(self) -> dict[str, Any]:
         return {}
 
+    def shared_fds(self) -> tuple[int, ...]:
+        return ()
+
     def host_region_bytes(self) -> int:
         return self.nbytes
 

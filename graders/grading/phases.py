@@ -87,6 +87,8 @@ class Run:
     device_name: str | None = None  # as the harness reported it (the GPU's name on CUDA)
     host_pid: int = 0  # the harness's pid outside the sandbox's pid namespace (set by start)
     inputs_address: int = 0  # where the harness reserved the region the inputs are copied to
+    pool_address: int = 0  # CUDA: where the harness mapped the device memory pool
+    device_memory: Any = None  # CUDA: the trusted side's handle on that pool
     baseline_ns: int = 0  # the median window of an empty call, measured before import
     baseline_idle_ns: int = 0  # the median wall time an empty call's sandbox sat idle
     cpu_mark: int = 0  # the sandbox's CPU time when it was last frozen
@@ -97,6 +99,15 @@ class Run:
     @property
     def containment(self) -> Containment:
         return self.session.process.containment
+
+    def close(self) -> None:
+        """End the sandbox, then give back its device memory (none on the CPU)."""
+        try:
+            self.session.close()
+        finally:
+            if self.device_memory is not None:
+                self.device_memory.close()
+                self.device_memory = None
 
 
 @dataclass(frozen=True)
@@ -452,6 +463,7 @@ class Grader:
             raise GraderError("the harness's process could not be found from outside")
         run.host_pid = host_pid
         run.inputs_address = hello["inputs_address"]
+        run.pool_address = hello.get("pool_address", 0)
         run.timings["sandbox_start_s"] = time.monotonic() - started
         run.device_name = hello["device_name"]
         run.containment.freeze()
@@ -731,6 +743,8 @@ class TimedPhase:
             relative_to_reference=ratio("reference"),
             speedup_vs_naive=ratio("naive"),
             companions_reused=reused or None,
+            calls_per_window=self.grader.arena.sets,
+            empty_window_s=run.baseline_ns / 1e9,
         )
 
 

@@ -14,7 +14,7 @@ import os
 import sys
 from typing import Any
 
-from graders.devices.base import Device, InputStage
+from graders.devices.base import Device, InputStage, SandboxMemory
 from graders.grading import arena
 from graders.locations import HARNESS_PARENT
 from graders.sandbox import launch as sandbox
@@ -79,6 +79,7 @@ def start_session(
     inputs: InputStage,
     uid: int | None = None,
     warm_profiler: bool = False,
+    device_memory: SandboxMemory | None = None,
 ) -> TrustedChannel:
     """Start the harness in a sandbox; ``text`` (if given) is the code it will import.
     ``warm_profiler``: start the profiler before saying hello, for a runner started ahead of
@@ -96,6 +97,7 @@ def start_session(
         "control_fd": control_r,
         "inputs_bytes": inputs.host_region_bytes(),
         **inputs.job_fields(),
+        **(device_memory.job_fields() if device_memory else {}),
         "warm_profiler": warm_profiler,
     }
     job_path = scratch.inbox / "job.json"
@@ -122,12 +124,19 @@ def start_session(
             slot=slot,
             limits=limits,
             env=sandbox.sandbox_env(where.scratch, device, gpu_env(device, slot)),
-            pass_fds=(results_w, control_r),
+            pass_fds=(
+                results_w,
+                control_r,
+                *inputs.shared_fds(),
+                *(device_memory.fds() if device_memory else ()),
+            ),
             uid=uid,
         )
     finally:
         os.close(results_w)  # the child holds its ends; EOF then means the child is gone
         os.close(control_r)
+        if device_memory is not None:
+            device_memory.started()
     return TrustedChannel(process, results_r, control_w)
 
 

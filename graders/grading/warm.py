@@ -81,19 +81,10 @@ class Runner:
         try:
             # Warm runners (a worker's) start the profiler ahead too; a cold one, started
             # when its grading needs it, would make that grading wait for it.
-            session = runners.start_session(
-                bench.spec,
-                bench.device,
-                slot,
-                self.scratch,
-                None,
-                bench.arena,
-                warm_profiler=enabled(),
-            )
+            self.run = bench.start_run(self.scratch, None, warm_profiler=enabled())
         except BaseException:
             self.scratch.close()
             raise
-        self.run = Run(bench.spec, bench.device, session, self.scratch)
         self.greeted = False  # said hello and frozen
         self.measured = False  # its baseline is known
         self.taken = False
@@ -118,7 +109,7 @@ class Runner:
 
     def close(self) -> None:
         try:
-            self.run.session.close()
+            self.run.close()
         finally:
             self.scratch.close()
 
@@ -181,17 +172,40 @@ class Bench:
                 continue
             scratch = sandbox.Scratch(uid)
             self._companion_scratch.append(scratch)
-            session = runners.start_session(
-                self.spec, self.device, self.slot, scratch, path.read_text(), self.arena, uid
-            )
-            companion = Run(self.spec, self.device, session, scratch)
+            companion = self.start_run(scratch, path.read_text(), uid=uid)
             self.companions[name] = companion
             try:
                 self.grader.start(companion)
             except (GraderError, Outcome) as exc:
                 self.companion_errors[name] = str(exc)
                 del self.companions[name]
-                session.close()
+                companion.close()
+
+    def start_run(
+        self, scratch: sandbox.Scratch, text: str | None, uid: int | None = None, **options: Any
+    ) -> Run:
+        """A sandbox of this bench: its inputs, and device memory of its own where the device
+        gives sandboxes that (CUDA)."""
+        memory = self.dev.sandbox_memory(self.spec.limits.gpu_memory_mb)
+        try:
+            session = runners.start_session(
+                self.spec,
+                self.device,
+                self.slot,
+                scratch,
+                text,
+                self.arena,
+                uid,
+                device_memory=memory,
+                **options,
+            )
+        except BaseException:
+            if memory is not None:
+                memory.close()
+            raise
+        run = Run(self.spec, self.device, session, scratch)
+        run.device_memory = memory
+        return run
 
     def companions_for_grading(self) -> dict[str, Run]:
         """The companions that are up, cleared of the last grading's per-call notes."""
@@ -382,7 +396,7 @@ class Bench:
                 runner.close()
         for companion in self.companions.values():
             with contextlib.suppress(Exception):
-                companion.session.close()
+                companion.close()
         self.companions = {}
         for scratch in self._companion_scratch:
             scratch.close()

@@ -10,16 +10,17 @@ that earns a point. The trusted side owns the inputs, the clock and the outputs:
 - each call is timed from outside, from the thaw before ``go`` to the freeze after ``done``;
   the time measured here is sent as a second opinion that can only cost points;
 - ``done`` describes where the outputs lie; the trusted side reads them while the whole
-  sandbox is frozen: from this process's memory on the CPU, and on CUDA through an IPC handle
-  of the device allocation each output lies in (no copy to the host, nothing but the calls
-  and a device synchronise inside the timed window).
+  sandbox is frozen: from this process's memory on the CPU; on CUDA from the device memory
+  pool this process's torch allocates from, which the trusted side created and has mapped
+  too (no copy to the host, nothing but the calls and a synchronise in the timed window).
 - on CUDA the inputs are device memory the trusted side allocated and drew itself; this
-  process maps it (``inputs_ipc`` in the job) before any student code exists.
+  process maps it (``inputs_fd`` in the job, graders/harness/cuda_memory.py) before any
+  student code exists.
 
 Protocol (JSON lines; results go out on ``results_fd``, commands come in on ``control_fd``;
 the trusted side validates every message against graders/sandbox/protocol.py):
 
-    -> hello {torch, device_name, pid, inputs_address}   before student code exists
+    -> hello {torch, device_name, pid, inputs_address, pool_address?}   before student code
     <- go {calls}                          baseline calls: a trusted no-op, before import
     -> done {ns, outs}                     one call per entry of ``calls``, each on its own
                                            inputs; one output description each
@@ -73,22 +74,21 @@ class InputRegion:
     On the CPU: private memory reserved here before any student code exists, as anonymous
     memory with huge pages where the kernel grants them, and touched once so no call pays for
     faulting it in: the same kind of memory a plain PyTorch program's inputs live in. On
-    CUDA: the trusted side's device allocation, mapped here through its IPC handle; no host
-    memory at all, whatever the inputs' size. Views are cached per layout.
+    CUDA: the trusted side's device memory (``device_memory``), mapped here before student
+    code exists; no host memory at all, whatever the inputs' size. Views are cached per
+    layout.
     """
 
     _HUGE = 2 << 20
 
-    def __init__(self, nbytes: int, device: str, ipc: str | None = None) -> None:
+    def __init__(self, nbytes: int, device: str, device_memory: Any = None) -> None:
         self.device = device
         self._views: dict[str, Any] = {}
-        if device != "cpu":
-            from . import cuda_ipc
+        if device_memory is not None:
+            from . import cuda_memory
 
-            index = int(device.partition(":")[2] or 0)
-            cuda_ipc.make_current(index)
-            self.address, size = cuda_ipc.open_handle(ipc or "")
-            self.bytes = cuda_ipc.byte_tensor(self.address, size, index)
+            self.address = device_memory.pointer
+            self.bytes = cuda_memory.byte_tensor(device_memory.pointer, device_memory.size, 0)
             return
         size = (max(nbytes, 1) + self._HUGE - 1) // self._HUGE * self._HUGE
         # One huge page of slack so the region can start on a huge-page boundary.
@@ -127,6 +127,21 @@ class InputRegion:
         return torch.frombuffer(
             self.memory, dtype=dtype, count=count, offset=self.offset + place["offset"]
         ).view(place["shape"])
+
+
+def _map_device_memory(job: dict[str, Any]) -> tuple[Any, Any]:
+    """CUDA: map the trusted side's memory (the inputs, and the pool every tensor of this
+    process will come from) and install the pool as torch's allocator, all before torch
+    initialises CUDA. Returns (inputs, pool) as mapped here."""
+    from . import cuda_memory
+
+    cuda_memory.make_current(0)  # the sandbox sees only its slot's GPU
+    inputs = cuda_memory.SharedMemory.open(job["inputs_fd"], job["inputs_size"], 0)
+    pool = cuda_memory.SharedMemory.open(job["pool_fd"], job["pool_size"], 0)
+    for fd in (job["inputs_fd"], job["pool_fd"]):
+        os.close(fd)  # mapped: the descriptors are not the submission's to keep
+    cuda_memory.install_torch_allocator(cuda_memory.Pool(pool.pointer, pool.size))
+    return inputs, pool
 
 
 def _describe_exception(exc: BaseException, submission: str) -> dict[str, Any]:
@@ -172,29 +187,21 @@ def _load(channel: Channel, path: str, entry: str) -> Callable[..., Any] | None:
 
 
 def _describe_output(value: Any) -> tuple[dict[str, Any], Any]:
-    """Where the output lies, and what must stay alive until the trusted side has read it.
-
-    On the CPU: its address in this process's memory. On CUDA: an IPC handle of the device
-    allocation it lies in and its offset there; nothing is copied, so the timed window
-    holds the calls and the synchronise only."""
+    """Where the output lies (its address in this process: in host memory on the CPU, in the
+    device memory pool shared with the trusted side on CUDA), and what must stay alive until
+    the trusted side has read it. Nothing is copied: the window holds the calls only."""
     import torch
 
     if type(value) is not torch.Tensor:
         return {"type": type(value).__qualname__[:100]}, value
-    device = value.device.type  # where the submission left it: the check asks
     described: dict[str, Any] = {
         "type": "Tensor",
         "shape": list(value.shape),
         "strides": list(value.stride()),
         "dtype": str(value.dtype).removeprefix("torch."),
-        "device": device,
+        "device": value.device.type,  # where the submission left it: the check asks
         "address": value.data_ptr(),
     }
-    if device == "cuda" and value.numel() > 0:
-        from . import cuda_ipc
-
-        handle, offset, _ = cuda_ipc.export(value.data_ptr())
-        described["ipc"] = {"handle": handle, "offset": offset}
     return described, value
 
 
@@ -225,8 +232,7 @@ def _leave() -> None:
 
 def _empty_for(device: str) -> Callable[..., Any]:
     """The baseline call: everything a call costs except the submission's own work. On CUDA
-    it returns a tensor of its own, as a submission does: the inputs are the trusted side's
-    memory, whose handle this process cannot export again."""
+    it returns a tensor of its own, from the pool, as a submission does."""
     if device == "cpu":
         return lambda *tensors: tensors[0] if tensors else None
     import torch
@@ -242,10 +248,12 @@ def main(job_path: str) -> None:
     import torch
 
     device = job["device"]
+    device_memory: tuple[Any, Any] | None = None
     if device == "cpu":
         torch.set_num_threads(1)
         name = "cpu"
     else:
+        device_memory = _map_device_memory(job)
         torch.cuda.init()
         name = torch.cuda.get_device_name(device)
     if job.get("warm_profiler"):
@@ -253,13 +261,15 @@ def main(job_path: str) -> None:
     timer = timing.Timer(device)
     # The trusted side flushes the caches itself, between calls (the L2 from its own CUDA
     # context: the cache is the device's, not a process's).
-    region = InputRegion(job["inputs_bytes"], device, job.get("inputs_ipc"))
+    region = InputRegion(job["inputs_bytes"], device, device_memory and device_memory[0])
+    where = {"pool_address": device_memory[1].pointer} if device_memory else {}
     channel.send(
         "hello",
         torch=torch.__version__,
         device_name=name,
         pid=os.getpid(),
         inputs_address=region.address,
+        **where,
     )
 
     function: Callable[..., Any] = _empty_for(device)

@@ -16,7 +16,6 @@ from graders.harness.inputs import DTYPES
 _MAX_DIMS = 16
 _MAX_INT = 1 << 62
 MAX_CALLS_PER_WINDOW = 64  # calls timed in one window (CUDA, for short kernels)
-_HANDLE_HEX = 128  # a CUDA IPC handle is 64 bytes
 
 
 class Malformed(Exception):
@@ -53,6 +52,7 @@ SCHEMAS: dict[str, dict[str, Check]] = {
         "device_name": _string(300),
         "pid": _integer(1),
         "inputs_address": _integer(1),
+        "pool_address": _integer(1),  # CUDA: where the device memory pool is mapped
     },
     "loaded": {},
     "rejected": {"reason": _string(500)},
@@ -110,7 +110,7 @@ def validate(message: dict[str, Any], expect: tuple[str, ...]) -> dict[str, Any]
     return message
 
 
-_OPTIONAL = {"line", "code"}
+_OPTIONAL = {"line", "code", "pool_address"}
 
 
 def _validate_output(out: dict[str, Any]) -> None:
@@ -121,21 +121,7 @@ def _validate_output(out: dict[str, Any]) -> None:
     for name, check in _TENSOR_FIELDS.items():
         if name not in out or not check(out[name]):
             raise Malformed(f"the output description has a bad `{name}`")
-    if "ipc" in out and not _ipc(out["ipc"]):
-        raise Malformed("the output description has a bad `ipc`")
-    if set(out) - {"ipc"} != set(_TENSOR_FIELDS):
+    if set(out) != set(_TENSOR_FIELDS):
         raise Malformed("the output description has unknown fields")
     if len(out["shape"]) != len(out["strides"]):
         raise Malformed("the output's shape and strides differ in length")
-
-
-def _ipc(value: Any) -> bool:
-    """Where a CUDA output lies: its allocation's IPC handle and the offset within it."""
-    return (
-        isinstance(value, dict)
-        and set(value) == {"handle", "offset"}
-        and isinstance(value["handle"], str)
-        and len(value["handle"]) == _HANDLE_HEX
-        and all(c in "0123456789abcdef" for c in value["handle"])
-        and _integer(0)(value["offset"])
-    )

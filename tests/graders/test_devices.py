@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,7 +21,7 @@ from graders.devices import base, cuda
 from graders.devices.cpu import CpuDevice
 from graders.grading import arena, runners, warm
 from graders.grading.phases import Outcome, Run
-from graders.harness import cuda_ipc
+from graders.harness import cuda_memory
 from graders.measure import calibrate, gpu_calibration
 from graders.sandbox import protocol, slots
 from graders.spec.exercise import ExerciseSpec
@@ -60,7 +61,7 @@ def test_the_factory_gives_a_cpu_device_and_refuses_unknown_kinds() -> None:
     assert device.kind == "cpu"
     assert device.sets_per_window(3 * GIB, 1e-4, 1e-3) == 1  # a CPU window holds one call
     assert device.completion().kind == "synchronous"
-    with pytest.raises(ValueError, match="no device of kind 'tpu'"):
+    with pytest.raises(ValueError, match=r"no device of kind 'tpu'"):
         devices.for_kind("tpu", SLOT)
 
 
@@ -84,11 +85,25 @@ def test_a_window_holds_enough_calls_within_the_memory_budget(
     assert want <= protocol.MAX_CALLS_PER_WINDOW
 
 
-def test_ipc_handles_are_checked_before_the_driver_is_asked() -> None:
-    with pytest.raises(cuda_ipc.CudaIpcError, match="64 bytes, not 2"):
-        cuda_ipc.open_handle("abcd")
-    with pytest.raises(ValueError):
-        cuda_ipc.open_handle("not hex")
+def test_the_sandbox_pool_hands_out_aligned_blocks_and_merges_what_comes_back() -> None:
+    pool = cuda_memory.Pool(base=1 << 20, size=4096)
+    first = pool.allocate(100)
+    second = pool.allocate(1000)
+    assert first == 1 << 20 and second == first + cuda_memory.ALIGN
+    assert second % cuda_memory.ALIGN == 0
+    assert pool.allocate(4096) == 0  # more than is left: torch reports out of memory
+    pool.release(first)
+    pool.release(second)
+    pool.release(second)  # twice, or a pointer it never gave: ignored
+    assert pool.free == [(1 << 20, 4096)]  # merged back into one block
+    assert pool.allocate(4096) == 1 << 20
+
+
+def test_without_a_driver_the_memory_module_says_so() -> None:
+    if Path("/dev/nvidiactl").exists():
+        pytest.skip("this machine has an NVIDIA driver")
+    with pytest.raises(cuda_memory.CudaMemoryError, match="driver"):
+        cuda_memory.make_current(0)
 
 
 def test_gpu_indices_follow_the_slots(monkeypatch: pytest.MonkeyPatch) -> None:
