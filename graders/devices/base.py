@@ -104,6 +104,17 @@ class InputStage(Protocol):
 
 
 @dataclass(frozen=True)
+class WindowPlan:
+    """What decides how many calls one timed window holds (Device.sets_per_window)."""
+
+    set_bytes: int  # one call's inputs
+    output_bytes: int  # one call's output, as the exercise's cost model puts it
+    pool_bytes: int  # the sandbox's own device memory (0 on the CPU)
+    seconds_per_call: float | None  # at the device's calibrated peaks (None: unknown)
+    fixed_cost_s: float | None  # the empty window, from calibration (None: unknown)
+
+
+@dataclass(frozen=True)
 class CompletionWitness:
     """How the trusted side knows a call's GPU work had finished when the window closed."""
 
@@ -131,9 +142,7 @@ class Device(Protocol):
 
     def new_stage(self, input_bytes: int, sets: int) -> InputStage: ...
 
-    def sets_per_window(
-        self, input_bytes: int, seconds_per_call: float | None, fixed_cost_s: float | None
-    ) -> int:
+    def sets_per_window(self, plan: WindowPlan) -> int:
         """How many calls one timed window holds (see each device for why)."""
 
     def sandbox_memory(self, limit_mb: int) -> SandboxMemory | None:

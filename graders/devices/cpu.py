@@ -12,7 +12,7 @@ from typing import Any
 
 import torch
 
-from graders.devices.base import CompletionWitness, SandboxRef
+from graders.devices.base import CompletionWitness, SandboxRef, WindowPlan
 from graders.grading import arena
 from graders.measure import calibrate
 from graders.measure.flush_size import CacheFlusher
@@ -33,9 +33,7 @@ class CpuDevice:
     def new_stage(self, input_bytes: int, sets: int = 1) -> arena.InputArena:
         return arena.InputArena(input_bytes)
 
-    def sets_per_window(
-        self, input_bytes: int, seconds_per_call: float | None, fixed_cost_s: float | None
-    ) -> int:
+    def sets_per_window(self, plan: WindowPlan) -> int:
         # A CPU call of a timed size takes milliseconds against a window's ~0.1 ms: one call.
         return 1
 

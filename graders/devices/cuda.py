@@ -39,6 +39,7 @@ from graders.devices.base import (
     OutputUnreadable,
     SandboxRef,
     SettleFailed,
+    WindowPlan,
     span_bytes,
 )
 from graders.harness import cuda_memory
@@ -48,9 +49,14 @@ from graders.sandbox import protocol
 _ALIGN = 4096
 # A window's fixed cost (thaw, messages, lock, freeze) should stay under this share of it.
 FIXED_COST_SHARE = 0.02
-# The trusted side's input sets take at most this share of the device's memory, and this much.
-INPUT_MEMORY_SHARE = 0.25
+# The trusted side's input sets take at most this share of the device's memory, and this
+# much: a bench's sandboxes each have a pool of their own beside them.
+INPUT_MEMORY_SHARE = 0.15
 INPUT_MEMORY_CAP = 24 << 30
+# What a sandbox's process holds on the GPU besides the pool: its CUDA context, cuBLAS's and
+# Triton's own buffers. NVML counts it; only memory beyond it and the pool is the student's
+# doing (taken around torch's allocator).
+CONTEXT_ALLOWANCE = 1536 << 20
 
 
 def gpu_index(slot: int) -> int:
@@ -61,17 +67,25 @@ def gpu_index(slot: int) -> int:
 
 
 def window_sets(
-    device_memory: int, input_bytes: int, seconds_per_call: float | None, fixed_cost_s: float | None
+    device_memory: int,
+    set_bytes: int,
+    output_bytes: int,
+    pool_bytes: int,
+    seconds_per_call: float | None,
+    fixed_cost_s: float | None,
 ) -> int:
     """Calls per timed window: enough that the window's fixed cost (``fixed_cost_s``, from
     calibration) is at most 2% of the calls' own time, within the device memory the trusted
-    side gives to input sets and the protocol's cap. One where either figure is unknown."""
+    side gives to input sets, within half the sandbox's pool for the window's outputs (they
+    stay alive until the trusted side has read them), and within the protocol's cap. One
+    where either time is unknown."""
     if not seconds_per_call or not fixed_cost_s or seconds_per_call <= 0:
         return 1
     wanted = math.ceil(fixed_cost_s / (FIXED_COST_SHARE * seconds_per_call))
     budget = min(int(device_memory * INPUT_MEMORY_SHARE), INPUT_MEMORY_CAP)
-    fits = max(budget // max(_round_up(input_bytes), 1), 1)
-    return max(1, min(wanted, fits, protocol.MAX_CALLS_PER_WINDOW))
+    inputs_fit = budget // max(_round_up(set_bytes), 1)
+    outputs_fit = (pool_bytes // 2) // max(output_bytes, 1)
+    return max(1, min(wanted, inputs_fit, outputs_fit, protocol.MAX_CALLS_PER_WINDOW))
 
 
 def _nbytes(item: dict[str, Any]) -> int:
@@ -213,10 +227,15 @@ class CudaDevice:
     def sandbox_memory(self, limit_mb: int) -> SandboxPool:
         return SandboxPool(limit_mb, self.index)
 
-    def sets_per_window(
-        self, input_bytes: int, seconds_per_call: float | None, fixed_cost_s: float | None
-    ) -> int:
-        return window_sets(self.total_memory, input_bytes, seconds_per_call, fixed_cost_s)
+    def sets_per_window(self, plan: WindowPlan) -> int:
+        return window_sets(
+            self.total_memory,
+            plan.set_bytes,
+            plan.output_bytes,
+            plan.pool_bytes,
+            plan.seconds_per_call,
+            plan.fixed_cost_s,
+        )
 
     def flush(self) -> None:
         self.flush_value = (self.flush_value + 1) & 0x7FFFFFFF
@@ -301,14 +320,21 @@ class CudaDevice:
         )
 
     def memory_problem(self, sandbox: SandboxRef, limit_mb: int) -> str | None:
+        """Memory the sandbox's process holds beyond its pool, the inputs it maps and a
+        context's allowance: taken around torch's allocator (cudaMalloc from ctypes,
+        CuPy's pool), which the pool cannot bound."""
         watch = self._memory_watch()
         if watch is None:
             return None
         used = watch.used_bytes({sandbox.host_pid})
-        limit = limit_mb << 20
-        if used is None or used <= limit:
+        mapped = self.stage.shared.size if self.stage is not None else 0
+        if used is None:
             return None
-        message: str = watch.over_limit_message(used, limit)
+        own = max(used - mapped, 0)  # the inputs are the grader's, whoever NVML counts them to
+        limit = (limit_mb << 20) + CONTEXT_ALLOWANCE
+        if own <= limit:
+            return None
+        message: str = watch.over_limit_message(own, limit)
         return message
 
     def _memory_watch(self) -> Any:

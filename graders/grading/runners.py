@@ -14,7 +14,7 @@ import os
 import sys
 from typing import Any
 
-from graders.devices.base import Device, InputStage, SandboxMemory
+from graders.devices.base import Device, InputStage, SandboxMemory, WindowPlan
 from graders.grading import arena
 from graders.locations import HARNESS_PARENT
 from graders.sandbox import launch as sandbox
@@ -32,8 +32,16 @@ def stage_for(spec: ExerciseSpec, dev: Device, peaks: dict[str, Any]) -> InputSt
     sizes = [*plan.check, plan.timed, *(case.sizes_for(device) for case in spec.check_cases)]
     largest = max(arena.layout_bytes(input_layout(spec, s)) for s in sizes)
     timed = arena.layout_bytes(input_layout(spec, plan.timed))
-    sets = dev.sets_per_window(timed, expected_seconds(spec, device, peaks), peaks.get("window_s"))
-    return dev.new_stage(largest, sets)
+    # The cost model's bytes less the inputs': what one call writes (at least something).
+    written = max(int(spec.cost_bytes(plan.timed)) - timed, 1)
+    window = WindowPlan(
+        set_bytes=timed,
+        output_bytes=written,
+        pool_bytes=spec.limits.gpu_memory_mb << 20,
+        seconds_per_call=expected_seconds(spec, device, peaks),
+        fixed_cost_s=peaks.get("window_s"),
+    )
+    return dev.new_stage(largest, dev.sets_per_window(window))
 
 
 def expected_seconds(spec: ExerciseSpec, device: str, peaks: dict[str, Any]) -> float | None:

@@ -29,6 +29,7 @@ from graders.spec.exercise import ExerciseSpec
 SLOT = 1
 HONEST = "import torch\n\ndef vector_add(a, b):\n    return a + b\n"
 GIB = 1 << 30
+MIB = 1 << 20
 
 
 def _methods(protocol_class: type) -> set[str]:
@@ -59,29 +60,37 @@ def test_every_device_offers_what_the_phases_ask(
 def test_the_factory_gives_a_cpu_device_and_refuses_unknown_kinds() -> None:
     device = devices.for_kind("cpu", SLOT, flush=False)
     assert device.kind == "cpu"
-    assert device.sets_per_window(3 * GIB, 1e-4, 1e-3) == 1  # a CPU window holds one call
+    plan = base.WindowPlan(2 * GIB, GIB, 0, 1e-4, 1e-3)
+    assert device.sets_per_window(plan) == 1  # a CPU window holds one call
     assert device.completion().kind == "synchronous"
     with pytest.raises(ValueError, match=r"no device of kind 'tpu'"):
         devices.for_kind("tpu", SLOT)
 
 
 @pytest.mark.parametrize(
-    ("memory", "input_bytes", "per_call_s", "fixed_s", "want"),
+    ("memory", "inputs", "output", "pool", "per_call_s", "fixed_s", "want"),
     [
-        (80 * GIB, 2 * GIB, None, 2e-4, 1),  # peaks not calibrated yet: one call
-        (80 * GIB, 2 * GIB, 7.5e-4, None, 1),  # window cost unknown: one call
-        (80 * GIB, 8 << 20, 5e-3, 2e-5, 1),  # 20 us against 5 ms is 0.4%: one call is enough
-        (80 * GIB, 8 << 20, 1e-4, 2e-4, 64),  # wants 100, capped by the protocol
-        (80 * GIB, 16 << 20, 1e-3, 1.9e-4, 10),  # 0.19 ms / (2% of 1 ms) = 9.5: 10 calls
-        (80 * GIB, 2 * GIB, 7.5e-4, 2e-4, 10),  # wants 14; 20 GiB of sets hold 10
-        (141 * GIB, 2 * GIB, 7.5e-4, 2e-4, 12),  # an H200 has room for 12 (24 GiB cap)
-        (4 * GIB, 2 * GIB, 7.5e-4, 2e-4, 1),  # a small card: never fewer than one
+        (80 * GIB, 2 * GIB, GIB, 12 * GIB, None, 2e-4, 1),  # peaks not calibrated yet
+        (80 * GIB, 2 * GIB, GIB, 12 * GIB, 7.5e-4, None, 1),  # window cost unknown
+        (80 * GIB, 8 * MIB, 4 * MIB, 8 * GIB, 5e-3, 2e-5, 1),  # 20 us of 5 ms: one is enough
+        (80 * GIB, 8 * MIB, 4 * MIB, 8 * GIB, 1e-4, 2e-4, 64),  # wants 100: the protocol's cap
+        (80 * GIB, 16 * MIB, 8 * MIB, 8 * GIB, 1e-3, 1.9e-4, 10),  # 0.19 ms / 2% of 1 ms: 9.5
+        (80 * GIB, 2 * GIB, GIB, 12 * GIB, 7.5e-4, 2e-4, 6),  # wants 14: 12 GiB of inputs hold 6
+        (141 * GIB, 2 * GIB, GIB, 24 * GIB, 7.5e-4, 2e-4, 10),  # an H200's 21 GiB hold 10
+        (141 * GIB, 2 * GIB, GIB, 8 * GIB, 7.5e-4, 2e-4, 4),  # half an 8 GiB pool: 4 outputs
+        (4 * GIB, 2 * GIB, GIB, 12 * GIB, 7.5e-4, 2e-4, 1),  # a small card: never fewer than one
     ],
 )
 def test_a_window_holds_enough_calls_within_the_memory_budget(
-    memory: int, input_bytes: int, per_call_s: float | None, fixed_s: float | None, want: int
+    memory: int,
+    inputs: int,
+    output: int,
+    pool: int,
+    per_call_s: float | None,
+    fixed_s: float | None,
+    want: int,
 ) -> None:
-    assert cuda.window_sets(memory, input_bytes, per_call_s, fixed_s) == want
+    assert cuda.window_sets(memory, inputs, output, pool, per_call_s, fixed_s) == want
     assert want <= protocol.MAX_CALLS_PER_WINDOW
 
 
