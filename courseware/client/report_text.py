@@ -191,6 +191,9 @@ def _report_sections(report: Mapping[str, Any]) -> list[str]:
     details: list[str] = []
     if isinstance(report.get("performance"), Mapping):
         details += performance_lines(report["performance"])
+    hardware = report.get("hardware_bytes")
+    if isinstance(hardware, Mapping) and hardware.get("message"):
+        details.append(wrapped_field("DRAM bytes", str(hardware["message"])))
     correctness = report.get("correctness")
     if isinstance(correctness, Mapping) and not correctness.get("passed", True):
         details += correctness_lines(correctness)

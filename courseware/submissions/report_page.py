@@ -397,6 +397,18 @@ def performance_rows(perf: dict[str, Any]) -> list[Row]:
     return rows
 
 
+def hardware_bytes_row(hardware: dict[str, Any]) -> Row:
+    """The DRAM bytes the GPU's counters saw (graders/measure/hardware_bytes.py): the ratio to
+    the exercise's minimum, and the engine's sentence saying what it means."""
+    if not hardware.get("measured"):
+        value = _("not measured")
+    elif hardware.get("ratio_to_minimum") is not None:
+        value = _("%(ratio)s the minimum") % {"ratio": units.ratio(hardware["ratio_to_minimum"])}
+    else:
+        value = units.data_size(hardware.get("total_bytes"))
+    return Row(_("DRAM bytes counted by the GPU"), value, str(hardware.get("message") or ""))
+
+
 def profile_rows(profile: list[dict[str, Any]] | None) -> list[Row]:
     return [
         Row(
@@ -523,6 +535,8 @@ def report_page(*, submission: Submission, viewer: User, is_staff: bool) -> Repo
     ]
     page.measurement = measurement_rows(report)
     page.performance = performance_rows(perf) if perf else []
+    if page.performance and isinstance(report.get("hardware_bytes"), dict):
+        page.performance.append(hardware_bytes_row(report["hardware_bytes"]))
     page.roof = roof_label(perf.get("roof"))
     page.chart = chart_from_report(report)
     page.roofline_url = roofline_url(report)

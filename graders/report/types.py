@@ -88,6 +88,20 @@ class ProfileRow(TypedDict):
     self_time_s: NonNegative
 
 
+class HardwareBytes(TypedDict):
+    """The DRAM bytes the GPU's counters saw the kernels move in one untimed profiling run
+    (Nsight Compute; graders/measure/hardware_bytes.py), against the exercise's ideal."""
+
+    measured: bool  # False: ncu could not count here, and ``message`` says why
+    message: str  # one sentence for the student
+    total_bytes: NonNegative | None
+    read_bytes: NonNegative | None
+    write_bytes: NonNegative | None
+    minimum_bytes: NonNegative | None  # the analytic minimum for the calls profiled
+    ratio_to_minimum: NonNegative | None
+    kernels: Count  # kernel launches counted
+
+
 ContainmentKind = Literal["cgroup-v1", "cgroup-v2", "signals"]
 
 
@@ -149,6 +163,9 @@ class Report(TypedDict):
     traceback: str | None
     # A companion (reference or naive version) that could not run: why, by name.
     companion_errors: NotRequired[dict[str, str]]
+    # DRAM bytes counted by the hardware, where the worker profiles with ncu; absent in
+    # reports graded before it, or by workers that do not.
+    hardware_bytes: NotRequired[HardwareBytes]
     # Notebook exercises.
     kind: NotRequired[Literal["code", "notebook"]]
     needs_manual_grade: NotRequired[bool]
