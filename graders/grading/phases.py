@@ -182,7 +182,7 @@ class Grader:
         self.reference = trusted_code.load(spec.reference_path, spec.entry, spec.content_hash)
 
     # ------------------------------------------------------------------ plumbing
-    def _receive(
+    def receive(
         self, run: Run, expect: tuple[str, ...], where: str, budget_name: str
     ) -> dict[str, Any]:
         try:
@@ -335,7 +335,7 @@ class Grader:
                 run.events.append("go")
             except ChannelClosed:
                 raise self._died(run, where) from None
-            done = self._receive(run, ("done",), where, budget)
+            done = self.receive(run, ("done",), where, budget)
             run.events.append("done")
             if len(done["outs"]) != len(seeds):
                 raise Outcome(
@@ -475,7 +475,7 @@ class Grader:
         run.deadline = loaded_at + self.spec.limits.setup_s
         run.containment.thaw()
         run.session.send("load")
-        self._receive(run, ("loaded",), "while your file was being imported", "setup_s")
+        self.receive(run, ("loaded",), "while your file was being imported", "setup_s")
         self.pause(run, "after your file was imported")
         run.cpu_mark = run.containment.cpu_ns()
         run.timings["setup_s"] = time.monotonic() - loaded_at
@@ -581,7 +581,7 @@ class Grader:
             self.place_inputs(run, layout, "while profiling")
             run.containment.thaw()
             run.session.send("profile", inputs=self.arena.placements(layout), top=8)
-            ops = self._receive(run, ("profiled",), "while profiling", "timed_s")["ops"]
+            ops = self.receive(run, ("profiled",), "while profiling", "timed_s")["ops"]
             self.pause(run, "after profiling")
         except Outcome:
             return None

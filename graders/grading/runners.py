@@ -88,6 +88,7 @@ def start_session(
     uid: int | None = None,
     warm_profiler: bool = False,
     device_memory: SandboxMemory | None = None,
+    command_prefix: tuple[str, ...] = (),
 ) -> TrustedChannel:
     """Start the harness in a sandbox; ``text`` (if given) is the code it will import.
     ``warm_profiler``: start the profiler before saying hello, for a runner started ahead of
@@ -112,6 +113,7 @@ def start_session(
     job_path.write_text(json.dumps(job))
     os.chmod(job_path, 0o644)
     command = [
+        *command_prefix,  # e.g. Nsight Compute, inside the sandbox with the harness
         sys.executable,
         "-I",
         "-c",

@@ -29,6 +29,8 @@ the trusted side validates every message against graders/sandbox/protocol.py):
     <- go {calls}                          the submission's calls, same reply
     <- profile {inputs, top}               one call under torch.profiler
     -> profiled {ops}
+    <- trace {inputs}                      CUDA: one call in an NVTX range, for Nsight Compute
+    -> traced
     <- exit
 """
 
@@ -241,10 +243,9 @@ def _empty_for(device: str) -> Callable[..., Any]:
     return lambda *tensors: own
 
 
-def main(job_path: str) -> None:
-    with open(job_path, encoding="utf-8") as handle:
-        job = json.load(handle)
-    channel = Channel(job["results_fd"], job["control_fd"])
+def _start(job: dict[str, Any], channel: Channel) -> tuple[InputRegion, timing.Timer]:
+    """Everything before the first command: torch, the device's memory, the input region,
+    the profiler's start; then ``hello``. No student code exists yet."""
     import torch
 
     device = job["device"]
@@ -271,8 +272,15 @@ def main(job_path: str) -> None:
         inputs_address=region.address,
         **where,
     )
+    return region, timer
 
-    function: Callable[..., Any] = _empty_for(device)
+
+def main(job_path: str) -> None:
+    with open(job_path, encoding="utf-8") as handle:
+        job = json.load(handle)
+    channel = Channel(job["results_fd"], job["control_fd"])
+    region, timer = _start(job, channel)
+    function: Callable[..., Any] = _empty_for(job["device"])
     submission = job["submission"]
     # The last window's outputs, kept until the next ``go`` so the trusted side can read
     # them frozen; freed before the next calls allocate, so they do not pay for two sets.
@@ -287,22 +295,39 @@ def main(job_path: str) -> None:
             if loaded is None:
                 return
             function = loaded
-        elif op == "go":
-            alive.clear()
-            try:
+            continue
+        alive.clear()
+        try:
+            if op == "go":
                 outputs, elapsed = _call(function, region, command, timer)
-                described_all = [_describe_output(value) for value in outputs]
-                alive.extend(kept for _, kept in described_all)
-            except SystemExit as exc:
-                channel.send("exited", phase="call", code=str(exc.code))
-                return
-            except BaseException as exc:
-                channel.send("raised", phase="call", **_describe_exception(exc, submission))
-                return
-            channel.send("done", ns=elapsed, outs=[described for described, _ in described_all])
-        elif op == "profile":
-            tensors = region.tensors(command["inputs"])
-            channel.send("profiled", ops=_profile(function, tensors, command.get("top", 10)))
+                described = [_describe_output(value) for value in outputs]
+                alive.extend(kept for _, kept in described)
+                channel.send("done", ns=elapsed, outs=[out for out, _ in described])
+            elif op == "profile":
+                tensors = region.tensors(command["inputs"])
+                channel.send("profiled", ops=_profile(function, tensors, command.get("top", 10)))
+            elif op == "trace":
+                _trace(function, region.tensors(command["inputs"]))
+                channel.send("traced")
+        except SystemExit as exc:
+            channel.send("exited", phase="call", code=str(exc.code))
+            return
+        except BaseException as exc:
+            channel.send("raised", phase="call", **_describe_exception(exc, submission))
+            return
+
+
+TRACE_RANGE = "graded-call"  # the NVTX range Nsight Compute is told to profile
+
+
+def _trace(function: Callable[..., Any], tensors: list[Any]) -> None:
+    """One call inside an NVTX range, for a hardware profiler that wraps this process
+    (graders/grading/hardware_profile.py): only the submission's kernels fall inside it."""
+    import torch
+
+    with torch.cuda.nvtx.range(TRACE_RANGE):
+        function(*tensors)
+        torch.cuda.synchronize()
 
 
 @contextlib.contextmanager

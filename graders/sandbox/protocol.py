@@ -74,6 +74,7 @@ SCHEMAS: dict[str, dict[str, Check]] = {
         ),
     },
     "profiled": {"ops": lambda value: isinstance(value, list) and len(value) <= 100},
+    "traced": {},
 }
 
 _TENSOR_FIELDS: dict[str, Check] = {

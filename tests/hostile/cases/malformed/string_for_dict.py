@@ -21,6 +21,6 @@ def results() -> object:
 
 def vector_add(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     out = results()
-    out.write(json.dumps({"op": "done", "ns": 5, "out": "Tensor"}) + "\n")  # type: ignore[attr-defined]
+    out.write(json.dumps({"op": "done", "ns": 5, "outs": "Tensor"}) + "\n")  # type: ignore[attr-defined]
     out.flush()  # type: ignore[attr-defined]
     return a + b
