@@ -330,8 +330,10 @@ class CudaDevice:
         mapped = self.stage.shared.size if self.stage is not None else 0
         if used is None:
             return None
-        own = max(used - mapped, 0)  # the inputs are the grader's, whoever NVML counts them to
-        limit = (limit_mb << 20) + CONTEXT_ALLOWANCE
+        # The inputs are the grader's, whoever NVML counts them to, and the context is
+        # the runtime's: neither is held against the submission.
+        own = max(used - mapped - CONTEXT_ALLOWANCE, 0)
+        limit = limit_mb << 20
         if own <= limit:
             return None
         message: str = watch.over_limit_message(own, limit)
