@@ -158,6 +158,9 @@ class Device(Protocol):
         """After ``done``, before the freeze: wait until all the work the sandbox submitted
         has finished, by a means the sandbox cannot fake where the machine offers one."""
 
+    def forget(self, sandbox: SandboxRef) -> None:
+        """The sandbox is gone: drop what the device kept about it."""
+
     def completion(self) -> CompletionWitness: ...
 
     def read_output(

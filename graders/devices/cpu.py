@@ -61,6 +61,9 @@ class CpuDevice:
     def settle(self, sandbox: SandboxRef, timeout_s: float) -> None:
         return None  # a CPU call's work is done when it returns
 
+    def forget(self, sandbox: SandboxRef) -> None:
+        return None
+
     def completion(self) -> CompletionWitness:
         return CompletionWitness("synchronous", "a CPU call's work is done when it returns")
 

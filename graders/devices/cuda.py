@@ -107,7 +107,6 @@ class CudaStage:
         cuda_memory.make_current(index)
         self.shared = cuda_memory.SharedMemory.create(self.nbytes * sets, index)
         self.memory = cuda_memory.byte_tensor(self.shared.pointer, self.nbytes * sets, index)
-        self.filled: dict[int, tuple[str, int]] = {}  # set -> (layout, seed) it holds
 
     def placements(self, layout: Layout, index: int = 0) -> list[dict[str, Any]]:
         offset, placed = index * self.nbytes, []
@@ -127,17 +126,15 @@ class CudaStage:
         return views
 
     def fill(self, layout: Layout, seed: int, index: int = 0) -> None:
-        key = (repr(layout), seed)
-        if self.filled.get(index) == key:
-            return
-        self.filled.pop(index, None)  # half-written if the draw fails
+        """Draw set ``index`` afresh, every time: the sandboxes map this memory and may have
+        written it in their last call, so what it held is never reused (a draw on the
+        device costs about what a copy would)."""
         harness_inputs.fill_(self._views(layout, index), layout, seed)
-        self.filled[index] = key
 
     def staged(self, layout: Layout, seed: int) -> list[torch.Tensor] | None:
-        for index, key in self.filled.items():
-            if key == (repr(layout), seed):
-                return self._views(layout, index)
+        # Never the staged memory itself: the sandbox maps it and may have written it, and
+        # the reference and the mutation check need the values as drawn. A second draw on
+        # the device costs less than a copy would.
         return None
 
     def regenerate(self, layout: Layout, seed: int) -> list[torch.Tensor]:
@@ -180,6 +177,7 @@ class SandboxPool:
 
     def __init__(self, limit_mb: int, index: int) -> None:
         self.index = index
+        cuda_memory.make_current(index)  # on whichever thread starts the sandbox
         self.shared = cuda_memory.SharedMemory.create(limit_mb << 20, index)
 
     def job_fields(self) -> dict[str, Any]:
@@ -270,6 +268,10 @@ class CudaDevice:
             ) from None
         self.lock_tried = True
         self.locked.add(sandbox.host_pid)
+
+    def forget(self, sandbox: SandboxRef) -> None:
+        # Its pid may be reused by a later sandbox, which no lock of ours holds.
+        self.locked.discard(sandbox.host_pid)
 
     def completion(self) -> CompletionWitness:
         if self.lock_unavailable is None:

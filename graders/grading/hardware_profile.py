@@ -72,7 +72,7 @@ def _one_traced_call(bench: warm.Bench, run: Run) -> None:
     bench.arena.fill(layout, secrets.randbits(63))
     grader.place_inputs(run, layout, "while counting DRAM bytes")
     run.deadline = time.monotonic() + bench.spec.limits.setup_s * _PATIENCE
-    run.containment.thaw()
+    grader.thaw(run, "while counting DRAM bytes")
     run.session.send("trace", inputs=bench.arena.placements(layout))
     grader.receive(run, ("traced",), "while counting DRAM bytes", "setup_s")
     grader.pause(run, "after counting DRAM bytes")

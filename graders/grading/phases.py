@@ -89,6 +89,7 @@ class Run:
     inputs_address: int = 0  # where the harness reserved the region the inputs are copied to
     pool_address: int = 0  # CUDA: where the harness mapped the device memory pool
     device_memory: Any = None  # CUDA: the trusted side's handle on that pool
+    dev: Device | None = None  # the device it runs on, told when the sandbox goes
     baseline_ns: int = 0  # the median window of an empty call, measured before import
     baseline_idle_ns: int = 0  # the median wall time an empty call's sandbox sat idle
     cpu_mark: int = 0  # the sandbox's CPU time when it was last frozen
@@ -105,6 +106,8 @@ class Run:
         try:
             self.session.close()
         finally:
+            if self.dev is not None:
+                self.dev.forget(self)
             if self.device_memory is not None:
                 self.device_memory.close()
                 self.device_memory = None
@@ -326,10 +329,7 @@ class Grader:
         with _prompt_wakeup(sandbox.pick_core(self.slot)):
             waited = _our_run_delay_ns()
             began = time.perf_counter_ns()
-            box.thaw()
-            run.events.append("thaw")
-            self._device_step(run, where, lambda: self.dev.resume(run))
-            run.events.append("resume")
+            self.thaw(run, where)
             try:
                 run.session.send("go", **go)
                 run.events.append("go")
@@ -364,6 +364,14 @@ class Grader:
         if problem:
             raise Outcome("error", f"{problem} ({where})")
         return done, timing
+
+    def thaw(self, run: Run, where: str) -> None:
+        """Let the sandbox run again: thaw it, then lift what the last settle left on it (on
+        CUDA, the driver's lock), so its next CUDA call does not wait forever."""
+        run.containment.thaw()
+        run.events.append("thaw")
+        self._device_step(run, where, lambda: self.dev.resume(run))
+        run.events.append("resume")
 
     def _device_step(self, run: Run, where: str, step: Callable[[], None]) -> None:
         """A device's resume or settle; what it refuses is the sandbox's doing."""
@@ -473,7 +481,7 @@ class Grader:
         """Let the harness import the submission, which must already be in its inbox."""
         loaded_at = time.monotonic()
         run.deadline = loaded_at + self.spec.limits.setup_s
-        run.containment.thaw()
+        self.thaw(run, "while your file was being imported")
         run.session.send("load")
         self.receive(run, ("loaded",), "while your file was being imported", "setup_s")
         self.pause(run, "after your file was imported")
@@ -579,7 +587,7 @@ class Grader:
         run.deadline = time.monotonic() + 30
         try:
             self.place_inputs(run, layout, "while profiling")
-            run.containment.thaw()
+            self.thaw(run, "while profiling")
             run.session.send("profile", inputs=self.arena.placements(layout), top=8)
             ops = self.receive(run, ("profiled",), "while profiling", "timed_s")["ops"]
             self.pause(run, "after profiling")

@@ -204,7 +204,7 @@ class Bench:
                 memory.close()
             raise
         run = Run(self.spec, self.device, session, scratch)
-        run.device_memory = memory
+        run.device_memory, run.dev = memory, self.dev
         return run
 
     def companions_for_grading(self) -> dict[str, Run]:
