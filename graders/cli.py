@@ -121,6 +121,9 @@ def main(argv: list[str] | None = None) -> int:
     from graders.notebooks.cli import add_subcommand  # grade-notebook, release-notebook
 
     add_subcommand(sub)
+    from graders.gpu_check import add_subcommand as add_gpu_check  # gpu-check
+
+    add_gpu_check(sub)
     args = parser.parse_args(argv)
     if getattr(args, "run", None) is not None:
         return int(args.run(args))

@@ -1,0 +1,166 @@
+"""``python -m graders gpu-check``: the grading engine's check on a machine with a GPU.
+
+    python -m graders gpu-check [--out DIR] [--device cuda|cpu] [--quick] [--only STEP]...
+
+On a borrowed GPU machine it runs as ``bash scripts/gpu_check.sh --out "$OUT"``, which first
+installs the wheels of ``make gpu-wheels`` (Python 3.12 from PATH, no Django, no registry).
+
+1. The containment the machine offers and the one the engine will use (probe.py): cgroup v1/v2,
+   the freezer (or the weaker SIGSTOP containment, which the report then states), user
+   namespaces, seccomp, bwrap.
+2. The steps (steps.py), each in a child process with its own time budget within a total of
+   6 minutes, so a failure or a hang in one is recorded and the rest go on: calibration against
+   the datasheet; every exercise's reference, naive version and samples against
+   ``samples/expected.toml`` (the validator); vector-add's reference (fraction of the
+   calibrated bandwidth, the sandbox's memory peak); fidelity against ``triton.testing.
+   do_bench``; the CV over gradings of ``samples/fast.py``; the Triton and CUDA C++ samples;
+   ncu's bytes; a warm grading; the hostile corpus.
+3. One Markdown table (measure | target | value | pass), the raw JSON and the steps' output
+   in ``--out`` (default ``$OUT`` when set, else ``./gpu-check-out``); the table is printed too.
+
+Exit status: 0 when every measure passed (or is informational), 1 when a step failed or a
+measure missed its target, 2 for a usage error. ``--device cpu --quick`` runs what makes sense
+on a CPU with small budgets: the CUDA-only steps write a "skipped: needs CUDA" row, which is
+not a failure there, and timing targets are recorded but not judged.
+
+The check keeps its calibration and slot locks in a fresh folder unless ``GRADERS_CACHE_DIR``
+is set, so it neither reads nor changes a worker's cache. No Django anywhere.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from graders.gpu_check import probe, results, runner
+from graders.gpu_check.steps import STEPS
+
+__all__ = ["add_subcommand", "main"]
+
+
+def add_subcommand(subparsers: Any) -> None:
+    """Add ``gpu-check`` to graders' argparse subparsers (it sets ``run``)."""
+    parser = subparsers.add_parser(
+        "gpu-check", help="check the engine on a GPU machine: containment, timing, samples"
+    )
+    configure(parser)
+    parser.set_defaults(run=run)
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    default_out = os.environ.get("OUT") or "gpu-check-out"
+    parser.add_argument(
+        "--out", type=Path, default=Path(default_out), help="default: $OUT or ./gpu-check-out"
+    )
+    parser.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
+    parser.add_argument("--quick", action="store_true", help="small budgets, fewer gradings")
+    parser.add_argument(
+        "--only",
+        action="append",
+        choices=[step.name for step in STEPS],
+        metavar="STEP",
+        help="run only this step (repeatable): " + ", ".join(step.name for step in STEPS),
+    )
+    parser.add_argument(
+        "--budget-factor",
+        type=float,
+        default=1.0,
+        help="multiply every step's budget and the 6-minute total (a slow or shared machine)",
+    )
+
+
+def _version(name: str) -> str:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return "absent"
+
+
+def _header(device: str, quick: bool, only: list[str] | None) -> tuple[list[str], dict[str, Any]]:
+    gpu = None
+    try:  # the driver's tool, where the GPU's container has it
+        done = subprocess.run(
+            ["nvidia-smi", "--query-gpu=name,memory.total,driver_version", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+        gpu = done.stdout.strip() or done.stderr.strip()
+    except FileNotFoundError:
+        gpu = None
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        gpu = f"nvidia-smi failed: {exc}"
+    meta = {
+        "measured_at": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "python": sys.version.split()[0],
+        "executable": sys.executable,
+        "torch": _version("torch"),
+        "triton": _version("triton"),
+        "gpu": gpu,
+        "cores": len(os.sched_getaffinity(0)),
+        "quick": quick,
+        "only": only,
+        "cache_dir": os.environ.get("GRADERS_CACHE_DIR"),
+    }
+    lines = [
+        f"Measured {meta['measured_at']} with `python -m graders gpu-check --device {device}"
+        + (" --quick" if quick else "")
+        + "".join(f" --only {name}" for name in only or [])
+        + "`.",
+        "",
+        f"- GPU: {gpu or 'none (no nvidia-smi)'}",
+        f"- python {meta['python']} ({sys.executable}), torch {meta['torch']}, "
+        f"triton {meta['triton']}",
+        f"- {meta['cores']} cores; kernel {os.uname().release}",
+    ]
+    return lines, meta
+
+
+def run(args: argparse.Namespace) -> int:
+    own_cache = None
+    if not os.environ.get("GRADERS_CACHE_DIR"):
+        own_cache = tempfile.mkdtemp(prefix="gpu-check-cache-")
+        os.environ["GRADERS_CACHE_DIR"] = own_cache
+    try:
+        return _run(args)
+    finally:
+        if own_cache is not None:
+            shutil.rmtree(own_cache, ignore_errors=True)
+            del os.environ["GRADERS_CACHE_DIR"]
+
+
+def _run(args: argparse.Namespace) -> int:
+    header, meta = _header(args.device, args.quick, args.only)
+    print("\n".join(header), flush=True)
+    print("== containment", flush=True)
+    facts = probe.gather()
+    probe_lines, probe_rows = probe.describe(facts)
+    print("\n".join(f"   {line}" for line in probe_lines), flush=True)
+    selected = [step for step in STEPS if not args.only or step.name in args.only]
+    log: list[str] = []
+    outcomes = runner.run_all(selected, args.device, args.quick, log, factor=args.budget_factor)
+    text = results.markdown(header, probe_lines, probe_rows, outcomes, args.device)
+    data = results.as_json(meta, facts.as_dict(), probe_rows, outcomes, args.device)
+    paths = results.write(args.out, text, data, "\n".join(log))
+    print()
+    print(text, end="")
+    print(f"wrote {', '.join(str(p) for p in paths)}")
+    return int(data["exit_code"])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m graders gpu-check",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    configure(parser)
+    return run(parser.parse_args(argv))
