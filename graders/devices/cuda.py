@@ -27,6 +27,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import math
 import os
 from typing import Any
@@ -365,3 +366,36 @@ class CudaDevice:
 
     def close(self) -> None:
         self.flush_buffer = torch.empty(0, dtype=torch.int32)
+
+
+def capabilities(index: int = 0) -> dict[str, str]:
+    """What this machine's driver offers the CUDA path, a sentence each (gpu-check prints
+    them before it grades anything). Probes only the trusted side: whether the lock works on a
+    sandbox is learnt from a sandbox's first settle, and the report says it."""
+    found: dict[str, str] = {}
+    try:
+        lib = cuda_memory.driver()
+    except cuda_memory.CudaMemoryError as exc:
+        return {"driver": str(exc)}
+    version = ctypes.c_int()
+    if lib.cuDriverGetVersion(ctypes.byref(version)) == 0:
+        found["driver"] = f"CUDA driver API {version.value // 1000}.{version.value % 1000 // 10}"
+    found["process_lock"] = (
+        "offered (cuCheckpointProcessLock): windows close on finished GPU work"
+        if hasattr(lib, "cuCheckpointProcessLock")
+        else "missing (driver older than 570): windows close on the harness's synchronise"
+    )
+    try:
+        cuda_memory.make_current(index)
+        cuda_memory.SharedMemory.create(1, index).close()
+        found["shared_memory"] = "cuMemCreate with POSIX descriptors works"
+    except cuda_memory.CudaMemoryError as exc:
+        found["shared_memory"] = f"FAILS, so CUDA cannot be graded here: {exc}"
+    try:
+        from graders.devices.nvml import GpuMemoryWatch
+
+        reason = GpuMemoryWatch(index).available()
+        found["gpu_memory"] = reason or "per-process memory readable through NVML"
+    except ImportError:
+        found["gpu_memory"] = "not watched: nvidia-ml-py is not installed"
+    return found

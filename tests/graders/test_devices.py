@@ -252,3 +252,10 @@ def test_calibration_grades_trusted_kernels_through_the_sandbox(
     for key in ("flops_per_s", "flops_per_s_tf32", "flops_per_s_bf16"):
         assert measured[key] > 0, key
     assert "graded through the sandbox like a submission" in measured["method"]
+
+
+def test_the_capabilities_probe_says_what_is_missing_without_raising() -> None:
+    found = cuda.capabilities()
+    assert found and all(isinstance(text, str) and text for text in found.values())
+    if not Path("/dev/nvidiactl").exists():
+        assert "driver" in found["driver"]  # no libcuda here: said, not raised
