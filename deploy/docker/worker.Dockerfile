@@ -27,6 +27,8 @@ ENV DEBIAN_FRONTEND=noninteractive \
 #   util-linux   taskset (the timing core), prlimit (per-process limits), setpriv (the drop to
 #                the slot's own uid)
 #   libseccomp2  the seccomp filter, through pyseccomp
+#   cuda-nsight-compute-13-0  ncu, which counts a submission's DRAM bytes in an untimed call
+#                (graders/grading/hardware_profile.py), from the CUDA image's own apt source
 # procps gives deploy/healthcheck.sh pgrep; tini is PID 1 (signals on, orphans reaped).
 RUN apt-get update \
  && apt-get install -y --no-install-recommends software-properties-common gpg-agent \
@@ -34,7 +36,7 @@ RUN apt-get update \
  && apt-get update \
  && apt-get install -y --no-install-recommends \
       python3.11 python3.11-venv make ca-certificates \
-      bubblewrap util-linux libseccomp2 procps tini \
+      bubblewrap util-linux libseccomp2 procps tini cuda-nsight-compute-13-0 \
  && apt-get purge -y --auto-remove software-properties-common gpg-agent \
  && rm -rf /var/lib/apt/lists/*
 
