@@ -60,6 +60,7 @@ class Facts:
     bwrap: str | None = None
     bwrap_error: str | None = None
     tools: dict[str, str | None] = field(default_factory=dict)
+    gpu: dict[str, str] = field(default_factory=dict)  # graders.devices.cuda.capabilities()
     errors: list[str] = field(default_factory=list)  # parts of the probe that broke
 
     def as_dict(self) -> dict[str, Any]:
@@ -216,13 +217,21 @@ def _tools(facts: Facts) -> None:
     facts.tools = {tool: shutil.which(tool) for tool in needed}
 
 
+def _gpu(facts: Facts) -> None:
+    if not Path("/dev/nvidiactl").exists():
+        return  # no NVIDIA driver: a CPU machine, nothing to ask
+    from graders.devices import cuda
+
+    facts.gpu = cuda.capabilities()
+
+
 def gather() -> Facts:
     """Every fact the probe can take; a part that breaks (the engine not importable, say) is
     recorded in ``errors`` and the others are still taken."""
     release = os.uname().release
     facts = Facts(kernel=release, runtime=_runtime(release), euid=os.geteuid())
     facts.forced = os.environ.get("GRADERS_CONTAINMENT", "").strip().lower() or None
-    for part in (_engine_view, _try_containment, _userns, _bwrap_and_seccomp, _tools):
+    for part in (_engine_view, _try_containment, _userns, _bwrap_and_seccomp, _tools, _gpu):
         try:
             part(facts)
         except Exception as exc:
@@ -319,4 +328,13 @@ def describe(facts: Facts) -> tuple[list[str], list[Row]]:
     )
     if missing:
         rows.append(Row("sandbox tools", "present", "missing: " + ", ".join(missing), "info"))
+    for name, text in facts.gpu.items():
+        lines.append(f"GPU {name.replace('_', ' ')}: {text}")
+    if "shared_memory" in facts.gpu:
+        shared = facts.gpu["shared_memory"]
+        rows.append(
+            Row("GPU shareable memory", "works", shared, judged(not shared.startswith("FAILS")))
+        )
+    if "process_lock" in facts.gpu:
+        rows.append(Row("GPU process lock", "offered", facts.gpu["process_lock"], "info"))
     return lines, rows

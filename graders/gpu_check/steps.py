@@ -149,6 +149,8 @@ def _summary(report: Report) -> dict[str, Any]:
         "cv": perf.get("cv"),
         "runs": perf.get("runs"),
         "points": perf.get("points"),
+        "calls_per_window": perf.get("calls_per_window"),
+        "empty_window_s": perf.get("empty_window_s"),
         "timings": dict(report.get("timings") or {}),
         "sandbox": (report.get("device") or {}).get("sandbox"),
     }
@@ -163,7 +165,7 @@ def calibration(ctx: StepContext) -> None:
     result = peaks(ctx.device, refresh=True)
     ctx.raw["peaks"] = result
     gbps, flops, sheet = result["gbps"], result["flops_per_s"], result.get("datasheet_gbps")
-    value = f"{gbps:.1f} GB/s triad ({result['device_name']})"
+    value = f"{gbps:.1f} GB/s ({result['device_name']}; {result.get('method')})"
     if sheet:
         ratio = gbps / sheet
         ctx.raw["ratio_to_datasheet"] = ratio
@@ -176,6 +178,13 @@ def calibration(ctx: StepContext) -> None:
         )
     else:
         ctx.row("calibrated bandwidth / datasheet", "no datasheet for this device", value, "info")
+    window = result.get("window_s")
+    if window:  # GPUs: the empty window every timed window is measured less
+        ctx.row("window fixed cost (empty window)", "recorded", f"{window * 1e6:.0f} us", "info")
+    for kind in ("tf32", "bf16"):
+        peak = result.get(f"flops_per_s_{kind}")
+        if peak:
+            ctx.row(f"calibrated {kind} matmul", "recorded", f"{peak / 1e12:.1f} TFLOP/s", "info")
     sheet_flops = result.get("datasheet_flops_per_s")
     ctx.row(
         "calibrated fp32 matmul",
@@ -482,6 +491,17 @@ def reference(ctx: StepContext) -> None:
         else "no figure",
         fraction is not None and fraction >= FRACTION_TARGET,
     )
+    calls, empty = perf.get("calls_per_window") or 1, perf.get("empty_window_s")
+    median = perf.get("median_s")
+    if empty and median:
+        share = empty / (empty + calls * median)
+        ctx.row(
+            "vector-add: the window's fixed cost",
+            "<= 2% of a window (else calls per window or sizes go up)",
+            f"{empty * 1e6:.0f} us against {calls} call(s) of {median * 1e3:.3f} ms: "
+            f"{share:.1%}",
+            judged(share <= 0.02) if ctx.device != "cpu" else "info",
+        )
     peaks = [s for s in seen if "peak_bytes" in s]
     if not peaks:
         why = "; ".join(s.get("error", s["kind"]) for s in seen) or "no sandbox was seen closing"
