@@ -76,7 +76,7 @@ def grade_code(
     device = device or spec.devices[0]
     if device not in spec.devices:
         raise ValueError(f"exercise {spec.slug} supports {spec.devices}, not {device!r}")
-    problem, _ = precheck.find_problem(source, spec.entry, spec.limits.source_bytes)
+    problem, _ = precheck.find_problem(source, spec.entry, spec.limits.source_bytes, device=device)
     if problem:  # answer rejections at once, without waiting for a slot
         builder = report.ReportBuilder(spec, device)
         return builder.finish("rejected", problem, total_s=0.0)
@@ -100,9 +100,12 @@ class _Grading:
 
     def grade(self, source: str | bytes, *, profile: bool, on_graded: OnGraded | None) -> Report:
         spec, device = self.spec, self.device
-        problem, text = precheck.find_problem(source, spec.entry, spec.limits.source_bytes)
+        problem, text = precheck.find_problem(
+            source, spec.entry, spec.limits.source_bytes, device=device
+        )
         if problem:
             return self.builder.finish("rejected", problem, total_s=self._elapsed())
+        self.builder.language = precheck.language(text)  # Triton on a CPU: no points for speed
         try:
             peaks = calibrate.peaks(device, slot=self.slot)
         except GraderError:
@@ -217,7 +220,9 @@ def profile_code(
     device = device or spec.devices[0]
     if device not in spec.devices:
         raise ValueError(f"exercise {spec.slug} supports {spec.devices}, not {device!r}")
-    problem, text = precheck.find_problem(source, spec.entry, spec.limits.source_bytes)
+    problem, text = precheck.find_problem(
+        source, spec.entry, spec.limits.source_bytes, device=device
+    )
     if problem:
         return None
     with slots.acquire(slot) as held:

@@ -67,6 +67,15 @@ class ReportBuilder:
         self.stderr: str | None = None
         self.stdout: str | None = None
         self.traceback: str | None = None
+        # The submission's language (graders/grading/precheck.py: "python", "triton",
+        # "cuda_cpp"), set by the engine once the precheck has passed.
+        self.language = "python"
+
+    @property
+    def interpreted(self) -> bool:
+        """A Triton kernel on a CPU worker: run by Triton's interpreter, so its timing says
+        nothing about the kernel (TRITON_INTERPRET=1, graders/sandbox/launch.py)."""
+        return self.language == "triton" and self.device == "cpu"
 
     def set_peaks(self, peaks: dict[str, Any]) -> None:
         self.peaks = peaks
@@ -108,7 +117,7 @@ class ReportBuilder:
         if curve is None or self.performance is None:
             return 0.0, None, None
         value = _measured(self.performance, curve.measure)
-        if self.flags:  # an untrustworthy figure earns nothing
+        if self.flags or self.interpreted:  # an untrustworthy or meaningless figure: nothing
             return 0.0, curve.measure, value
         return curve.points(value, self.spec.scoring.performance_points), curve.measure, value
 
@@ -157,6 +166,8 @@ class ReportBuilder:
                     + "; ".join(f"{flag}: {FLAG_REASONS.get(flag, flag)}" for flag in self.flags)
                     + "."
                 )
+            elif self.interpreted:
+                message = INTERPRETED_CORRECT
         elif verdict == "correct":
             score = spec.scoring.correctness_points
         device: Device = {
@@ -193,7 +204,19 @@ class ReportBuilder:
         }
         if self.companion_errors:
             report["companion_errors"] = dict(self.companion_errors)
+        if self.interpreted and verdict != "rejected":
+            report["notes"] = [INTERPRETED_NOTE]
         return json_safe(report)
+
+
+# Said of a Triton kernel graded on a CPU: as a note, and in the message of a correct grading.
+INTERPRETED_NOTE = (
+    "Your Triton kernel ran on a CPU worker, under Triton's interpreter (TRITON_INTERPRET=1), "
+    "which runs each program instance with NumPy: its results are checked as they would be on "
+    "a GPU, but its timing says nothing about your kernel's speed and earns no performance "
+    "points. Performance needs a GPU: a GPU worker compiles and times the same file."
+)
+INTERPRETED_CORRECT = "Your result is correct, so the correctness points count. " + INTERPRETED_NOTE
 
 
 # What each flag means, in the words the student reads next to it.

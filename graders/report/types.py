@@ -163,6 +163,10 @@ class Report(TypedDict):
     traceback: str | None
     # A companion (reference or naive version) that could not run: why, by name.
     companion_errors: NotRequired[dict[str, str]]
+    # What a reader must know about how the submission was run, in the student's words, e.g.
+    # that a Triton kernel ran under Triton's interpreter on a CPU worker, so its timing earned
+    # no performance points. Absent when there is nothing to say.
+    notes: NotRequired[list[str]]
     # DRAM bytes counted by the hardware, where the worker profiles with ncu; absent in
     # reports graded before it, or by workers that do not.
     hardware_bytes: NotRequired[HardwareBytes]

@@ -298,8 +298,11 @@ def sandbox_env(scratch_inside: str, device: str, extra: dict[str, str] | None =
         "LANG": "C.UTF-8",
         "TMPDIR": "/tmp" if mode() != "none" else home,
         "XDG_CACHE_HOME": f"{home}/.cache",
+        # Compile caches (Triton kernels, load_inline extensions) live in this sandbox's own
+        # HOME: nothing compiled for one submission is seen by another.
         "TORCHINDUCTOR_CACHE_DIR": f"{home}/.cache/torchinductor",
         "TRITON_CACHE_DIR": f"{home}/.cache/triton",
+        "TORCH_EXTENSIONS_DIR": f"{home}/.cache/torch_extensions",
         "OMP_NUM_THREADS": "1",
         "MKL_NUM_THREADS": "1",
         "OPENBLAS_NUM_THREADS": "1",
@@ -310,6 +313,10 @@ def sandbox_env(scratch_inside: str, device: str, extra: dict[str, str] | None =
         # caching allocator does, rather than the page-fault handler.
         "THP_MEM_ALLOC_ENABLE": "1",
     }
+    if device == "cpu":
+        # No GPU to compile for: @triton.jit kernels run under Triton's interpreter (numpy,
+        # on CPU tensors). Correct results, meaningless timings: the report says so.
+        env["TRITON_INTERPRET"] = "1"
     if device == "cuda":
         for key in ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "LD_LIBRARY_PATH"):
             if key in os.environ:
