@@ -18,7 +18,19 @@ exercise.toml's ``[kernelbench]`` table. Files written before that move may stil
 exercise.toml lacks its table.
 
 ``samples/expected.toml``: one table per ``samples/<name>.py`` with ``verdict`` and
-``score = [low, high]`` (inclusive, on CPU).
+``score = [low, high]`` (inclusive, on CPU). A sample that grades otherwise on another device
+kind adds a table for it, which replaces both keys on that device only::
+
+    [triton_kernel]         # on CPU: Triton's interpreter runs it, correctness points only
+    verdict = "correct"
+    score = [6.0, 6.0]
+
+    [triton_kernel.cuda]    # on a GPU: compiled and timed
+    verdict = "correct"
+    score = [6.0, 10.0]
+
+The top-level keys stay required: they hold on every device without a table of its own (and
+tools that read only them, written before device tables existed, still see the CPU's).
 """
 
 from __future__ import annotations
@@ -63,6 +75,14 @@ class SampleExpectation:
     verdict: str
     low: float
     high: float
+    # The table it was read from, for messages: "fast", or "triton_kernel.cuda".
+    where: str = ""
+    # Per device kind: what a grading on that device must give instead (a [name.cuda] table).
+    on_device: dict[str, SampleExpectation] = field(default_factory=dict)
+
+    def for_device(self, device: str) -> SampleExpectation:
+        """The expectation a grading on ``device`` ("cpu", "cuda") is checked against."""
+        return self.on_device.get(device, self)
 
 
 def _kernelbench(table: Table) -> KernelBenchInfo:
@@ -95,6 +115,28 @@ def load_meta(folder: Path) -> AuthoringMeta:
     )
 
 
+# The device kinds a sample may have a table of its own for (a report's device.kind).
+DEVICE_KINDS = ("cpu", "cuda")
+
+
+def _outcome(entry: Table, max_score: float) -> tuple[str, float, float]:
+    """(verdict, low, high) of one table of expected.toml."""
+    verdict = entry.get("verdict", str)
+    if verdict not in VERDICTS:
+        raise entry.fail("verdict", f"must be one of {VERDICTS}")
+    score = entry.get("score", list)
+    if (
+        len(score) != 2
+        or not all(isinstance(s, int | float) and not isinstance(s, bool) for s in score)
+        or not 0 <= score[0] <= score[1] <= max_score
+    ):
+        raise entry.fail(
+            "score",
+            f"expected [low, high] with 0 <= low <= high <= {max_score:g}, got {score!r}",
+        )
+    return verdict, float(score[0]), float(score[1])
+
+
 def load_expectations(folder: Path, max_score: float) -> list[SampleExpectation]:
     """Every sample with its expected verdict and score range; checks files and entries match."""
     samples = folder / "samples"
@@ -110,23 +152,21 @@ def load_expectations(folder: Path, max_score: float) -> list[SampleExpectation]
     expectations = []
     for name in top.data:
         entry = top.sub(name)
-        entry.only(("verdict", "score"))
+        entry.only(("verdict", "score", *DEVICE_KINDS))
         if name not in files:
             raise top.fail(name, f"no sample file samples/{name}.py")
-        verdict = entry.get("verdict", str)
-        if verdict not in VERDICTS:
-            raise entry.fail("verdict", f"must be one of {VERDICTS}")
-        score = entry.get("score", list)
-        if (
-            len(score) != 2
-            or not all(isinstance(s, int | float) and not isinstance(s, bool) for s in score)
-            or not 0 <= score[0] <= score[1] <= max_score
-        ):
-            raise entry.fail(
-                "score",
-                f"expected [low, high] with 0 <= low <= high <= {max_score:g}, got {score!r}",
-            )
-        expectations.append(SampleExpectation(name, verdict, float(score[0]), float(score[1])))
+        verdict, low, high = _outcome(entry, max_score)
+        on_device = {}
+        for device in DEVICE_KINDS:
+            if device in entry:
+                table = entry.sub(device)
+                table.only(("verdict", "score"))
+                on_device[device] = SampleExpectation(
+                    name, *_outcome(table, max_score), where=table.where
+                )
+        expectations.append(
+            SampleExpectation(name, verdict, low, high, where=entry.where, on_device=on_device)
+        )
     missing = sorted(files - set(top.data))
     if missing:
         raise field_error(path, missing[0], f"samples/{missing[0]}.py has no entry")

@@ -177,6 +177,7 @@ def _check_gradings(
     reports: dict[str, dict[str, Any]],
     files: dict[str, str],
     perf: bool,
+    device: str = "cpu",
 ) -> list[str]:
     problems = []
     for name in ("reference", "naive"):
@@ -186,9 +187,11 @@ def _check_gradings(
                 f"{files[name]}: graded {report['verdict']!r}, must be 'correct': "
                 f"{report.get('message')}"
             )
-    for want in expectations:
-        report = reports[f"samples/{want.name}"]
-        where = f"{spec.path / 'samples' / 'expected.toml'}: field '{want.name}.verdict'"
+    expected_toml = spec.path / "samples" / "expected.toml"
+    for sample in expectations:
+        report = reports[f"samples/{sample.name}"]
+        want = sample.for_device(device)  # a [name.cuda] table, or the top-level keys
+        where = f"{expected_toml}: field '{want.where}.verdict'"
         if report["verdict"] != want.verdict:
             problems.append(
                 f"{where}: expected {want.verdict!r}, graded {report['verdict']!r} "
@@ -198,7 +201,7 @@ def _check_gradings(
         # In quick mode the score of a correct grading reflects no real timing.
         if (perf or want.verdict != "correct") and not want.low <= report["score"] <= want.high:
             problems.append(
-                f"{spec.path / 'samples' / 'expected.toml'}: field '{want.name}.score': "
+                f"{expected_toml}: field '{want.where}.score': "
                 f"expected [{want.low:g}, {want.high:g}], graded {report['score']:g}"
             )
     if perf:
@@ -349,7 +352,7 @@ def validate_exercise(
     reports = _grade_all(spec, items, device, perf, jobs)
     files = {name: path for name, path, _ in items}
     result.gradings = {name: _summary(report) for name, report in reports.items()}
-    result.problems += _check_gradings(spec, expectations, reports, files, perf)
+    result.problems += _check_gradings(spec, expectations, reports, files, perf, device)
     lesson_problems, figures = _check_lesson(spec, meta, reports)
     result.problems += lesson_problems
     result.figures = figures
