@@ -26,7 +26,7 @@ from collections.abc import Callable
 from typing import cast
 
 from graders.errors import GraderError
-from graders.grading import precheck, runners, warm
+from graders.grading import hardware_profile, precheck, runners, warm
 from graders.grading.model_wrapping import wrap_model_submission
 from graders.grading.phases import Outcome, Run, comparison_fields
 from graders.measure import calibrate
@@ -137,7 +137,7 @@ class _Grading:
             builder.correctness = run.correctness
             builder.timings = run.timings
             builder.device_name = self._device_name(run)
-            builder.sandbox = self._sandbox_info(run)
+            builder.sandbox = self._sandbox_info(run, bench)
             profile_now = profile and ending is None
             if on_graded is not None and profile_now:
                 # The grade is final here; the profile only informs, so it comes after, or
@@ -147,6 +147,8 @@ class _Grading:
                 profile_now = on_graded(final) is not False
             if profile_now:
                 builder.profile = bench.grader.profile(run)
+                if self.device == "cuda":  # informative too, from a call of its own
+                    builder.hardware_bytes = hardware_profile.measure(bench, text)
         finally:
             runner.close()
         self._read_output(runner)
@@ -188,13 +190,17 @@ class _Grading:
         # On CPU the harness only knows "cpu"; the model name is what a reader wants.
         return calibrate.device_name("cpu") if self.device == "cpu" else run.device_name
 
-    def _sandbox_info(self, run: Run) -> report.SandboxInfo:
-        return {
+    def _sandbox_info(self, run: Run, bench: warm.Bench) -> report.SandboxInfo:
+        info: report.SandboxInfo = {
             "mode": sandbox.mode(),
             "core": sandbox.pick_core(self.slot),
             "slot": self.slot,
             "containment": cast(ContainmentKind, run.containment.kind),
         }
+        added = bench.dev.containment()
+        if added:
+            info["device"] = added
+        return info
 
     def _read_output(self, runner: warm.Runner, settle_s: float = 2.0) -> None:
         process = runner.run.session.process

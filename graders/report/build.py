@@ -12,6 +12,7 @@ from graders.report.types import (
     VERDICTS,
     Correctness,
     Device,
+    HardwareBytes,
     Peak,
     Performance,
     ProfileRow,
@@ -42,6 +43,8 @@ class TimedFigures:
     relative_to_reference: float | None = None
     speedup_vs_naive: float | None = None
     companions_reused: dict[str, float] | None = None  # name -> age of the reused median (s)
+    calls_per_window: int = 1
+    empty_window_s: float | None = None
 
     def measure(self, name: str) -> float | None:
         """The relative figure a scoring curve names, or None when it was not measured."""
@@ -67,6 +70,8 @@ class ReportBuilder:
         self.stderr: str | None = None
         self.stdout: str | None = None
         self.traceback: str | None = None
+        # DRAM bytes counted by Nsight Compute in a separate call (CUDA only; informative).
+        self.hardware_bytes: HardwareBytes | None = None
         # The submission's language (graders/grading/precheck.py: "python", "triton",
         # "cuda_cpp"), set by the engine once the precheck has passed.
         self.language = "python"
@@ -107,6 +112,9 @@ class ReportBuilder:
         }
         if timed.companions_reused:
             perf["companions_reused"] = dict(timed.companions_reused)
+        perf["calls_per_window"] = timed.calls_per_window
+        if timed.empty_window_s is not None:
+            perf["empty_window_s"] = timed.empty_window_s
         self.flags = list(flags)
         if roofline.implausible(perf["fraction_of_roofline"]) and "implausible_speed" not in flags:
             self.flags.append("implausible_speed")
@@ -204,6 +212,8 @@ class ReportBuilder:
         }
         if self.companion_errors:
             report["companion_errors"] = dict(self.companion_errors)
+        if self.hardware_bytes is not None and verdict == "correct":
+            report["hardware_bytes"] = self.hardware_bytes
         if self.interpreted and verdict != "rejected":
             report["notes"] = [INTERPRETED_NOTE]
         return json_safe(report)

@@ -69,6 +69,11 @@ class Performance(Figures):
     # Companions whose median was reused from an earlier grading on this slot (checked by
     # interleaved calls, graders/measure/companion_times.py): name -> the median's age in seconds.
     companions_reused: NotRequired[dict[str, float]]
+    # How each timed window was made (absent in reports from before devices had a say): the
+    # calls it held, each on inputs of its own (several on a GPU, for short kernels), and the
+    # empty window subtracted from it, measured before the submission was imported.
+    calls_per_window: NotRequired[Annotated[int, Minimum(1)]]
+    empty_window_s: NotRequired[NonNegative]
     # Added when the score is computed (a correct verdict only).
     points: NotRequired[NonNegative]
     measure: NotRequired[str | None]
@@ -112,6 +117,9 @@ class SandboxInfo(TypedDict):
     # Which way the sandbox's tree was frozen and bounded (graders/sandbox/containment.py);
     # absent in reports written before the trusted side owned the clock.
     containment: NotRequired[ContainmentKind]
+    # What the device adds (graders/devices/): on a GPU, how the end of the sandbox's GPU work
+    # is known and whether its GPU memory is watched, each in a sentence.
+    device: NotRequired[dict[str, str]]
 
 
 class Device(TypedDict):
