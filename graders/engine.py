@@ -161,6 +161,10 @@ class _Grading:
             grader.load(run)
             with bench.hush():
                 grader.check(run)
+            if builder.interpreted:
+                # Triton's interpreter on a CPU: its timing would say nothing and earn nothing,
+                # and a tutorial-sized block takes seconds a call; the checks are the grade.
+                return None
             # Only a submission that passed its checks needs the companions: a cold bench
             # starts them now, a warm one has them running already.
             companions = bench.companions_for_grading() if self.compare else {}

@@ -178,6 +178,8 @@ class ReportBuilder:
                 message = INTERPRETED_CORRECT
         elif verdict == "correct":
             score = spec.scoring.correctness_points
+            if self.interpreted:  # not timed at all (graders/engine.py)
+                message = INTERPRETED_CORRECT
         device: Device = {
             "kind": _device_kind(self.device),
             "name": self.device_name,
