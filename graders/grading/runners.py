@@ -151,5 +151,6 @@ def start_session(
 
 
 def cpu_limit_s(spec: ExerciseSpec) -> int:
-    """RLIMIT_CPU of each sandbox process: its whole life, torch's import included."""
-    return int(spec.limits.setup_s + spec.limits.timed_s + 60)
+    """RLIMIT_CPU of each sandbox process: its whole life, torch's import and a compile of
+    its kernels (Triton compiles in the harness's own process) included."""
+    return int(spec.limits.setup_s + spec.limits.compile_s + spec.limits.timed_s + 60)

@@ -293,7 +293,9 @@ def _bwrap_args(
 def sandbox_env(scratch_inside: str, device: str, extra: dict[str, str] | None = None) -> dict:
     home = f"{scratch_inside}/home"
     env = {
-        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        # The interpreter's own bin first: tools a submission's build calls by name (ninja,
+        # for torch.utils.cpp_extension) come with the engine's packages.
+        "PATH": f"{os.path.dirname(sys.executable)}:/usr/local/bin:/usr/bin:/bin",
         "HOME": home,
         "LANG": "C.UTF-8",
         "TMPDIR": "/tmp" if mode() != "none" else home,

@@ -50,6 +50,7 @@ An exercise is a folder ``exercises/<chapter>/<slug>/`` holding:
     timed_s = 30      # the submission's own calls in the timed phase (incl. refills)
     memory_mb = 4096  # cgroup memory.max, else RLIMIT_AS on CPU
     gpu_memory_mb = 8192  # device memory of the sandbox's processes (CUDA), read from NVML
+    compile_s = 120   # import and first call of a submission that compiles (Triton, CUDA C++)
     source_bytes = 65536
     output_mb = 2048  # largest result file the trusted side will read
 
@@ -209,6 +210,9 @@ class Limits:
     # The sandbox's own device memory on CUDA (its outputs and temporaries; the inputs are
     # the trusted side's), watched from outside after every call.
     gpu_memory_mb: int = 8192
+    # Import and first call of a submission that compiles kernels (Triton's JIT, CUDA C++ by
+    # load_inline): compiling takes tens of seconds, outside any timed window.
+    compile_s: float = 120.0
     source_bytes: int = 65536
     output_mb: int = 2048  # cap on one saved output file the trusted side will read
 
@@ -488,6 +492,7 @@ def _parse_limits(table: Table) -> Limits:
         timed_s=table.number("timed_s", d.timed_s, sign="positive"),
         memory_mb=int(table.number("memory_mb", d.memory_mb, sign="positive")),
         gpu_memory_mb=int(table.number("gpu_memory_mb", d.gpu_memory_mb, sign="positive")),
+        compile_s=table.number("compile_s", d.compile_s, sign="positive"),
         source_bytes=int(table.number("source_bytes", d.source_bytes, sign="positive")),
         output_mb=int(table.number("output_mb", d.output_mb, sign="positive")),
     )

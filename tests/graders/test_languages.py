@@ -98,7 +98,8 @@ def assert_interpreted_and_correct(report: Report, spec: ExerciseSpec) -> None:
     assert report["verdict"] == "correct", (report["message"], report["stderr"])
     assert report["score"] == spec.scoring.correctness_points  # correctness points stand
     assert report["performance"] is None  # never timed: the interpreter's time means nothing
-    assert report["correctness"]["passed"] is True
+    correctness = report["correctness"]
+    assert correctness is not None and correctness["passed"] is True
     assert report["flags"] == []  # nothing untrustworthy: only meaningless, so no review
     assert report.get("notes") == [build.INTERPRETED_NOTE]
     assert report["message"] == build.INTERPRETED_CORRECT
