@@ -23,7 +23,7 @@ from graders.report import build
 from graders.report import schema as report_schema
 from graders.sandbox import launch as sandbox
 
-from .conftest import REPO, VECTOR_ADD
+from .conftest import REPO, VECTOR_ADD, copy_exercise
 
 GELU_RESIDUAL = REPO / "exercises" / "ch15" / "gelu-residual"
 TRITON_SAMPLE = (VECTOR_ADD / "samples" / "triton_kernel.py").read_text()
@@ -201,3 +201,32 @@ def test_the_validator_checks_the_entry_of_the_device_it_grades_on() -> None:
         assert (problems == []) is ok, (device, problems)
     (problem,) = check(spec, expectations, {"samples/cuda_inline": rejected}, {}, True, "cuda")
     assert "field 'cuda_inline.cuda.verdict': expected 'correct', graded 'rejected'" in problem
+
+
+SLOW_TO_COMPILE = """
+import time
+
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _kernel(x):
+    pass
+
+
+time.sleep(30)  # stands for a compile that never ends
+
+
+def vector_add(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    return a + b
+"""
+
+
+def test_a_submission_that_compiles_is_held_to_its_own_budget(tmp_path: Path) -> None:
+    spec = load_exercise(copy_exercise(tmp_path, {r"setup_s = 60": "setup_s = 60\ncompile_s = 2"}))
+    assert spec.limits.compile_s == 2
+    report = grade(spec, SLOW_TO_COMPILE, device="cpu", compare=False, profile=False)
+    assert report["verdict"] == "timeout", report["message"]
+    assert "within the 2 s limit" in (report["message"] or "")
