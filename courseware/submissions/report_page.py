@@ -313,6 +313,7 @@ def measurement_rows(report: dict[str, Any]) -> list[Row]:
         rows.append(
             Row(_("Calls disturbed by the machine and timed again"), str(perf["disturbed_runs"]))
         )
+    rows += window_rows(perf)
     sandbox = (report.get("device") or {}).get("sandbox") or {}
     if sandbox:
         containment = sandbox.get("containment")
@@ -332,7 +333,40 @@ def measurement_rows(report: dict[str, Any]) -> list[Row]:
                 % {"mode": sandbox.get("mode", "—"), "core": sandbox.get("core", "—")},
             )
         )
+    rows += gpu_rows(sandbox.get("device") or {})
     return rows
+
+
+def window_rows(perf: dict[str, Any]) -> list[Row]:
+    """How each timed window was made: the calls it held and the empty window taken off it."""
+    rows = []
+    if (perf.get("calls_per_window") or 1) > 1:
+        rows.append(
+            Row(
+                _("Calls in each timed window"),
+                str(perf["calls_per_window"]),
+                _("each on inputs of its own; a window's fixed cost is shared by its calls"),
+            )
+        )
+    if perf.get("empty_window_s") is not None:
+        rows.append(
+            Row(
+                _("Empty window taken off each window"),
+                units.duration(perf["empty_window_s"]),
+                _("measured before your code was imported"),
+            )
+        )
+    return rows
+
+
+def gpu_rows(device: dict[str, Any]) -> list[Row]:
+    """What a GPU adds to the containment: how the end of its work is known, and whether its
+    memory is watched (the engine's own sentences)."""
+    labels = {
+        "gpu_completion": _("End of the GPU work"),
+        "gpu_memory": _("GPU memory of the sandbox"),
+    }
+    return [Row(label, str(device[key])) for key, label in labels.items() if device.get(key)]
 
 
 def performance_rows(perf: dict[str, Any]) -> list[Row]:

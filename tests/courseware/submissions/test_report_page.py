@@ -175,3 +175,19 @@ def test_a_pending_page_polls_with_translated_status_words(
     html = page_of(cast.alice, made, language)
     assert f'<span class="status" id="status">{queued}</span>' in html
     assert "api/v1/submissions" in html and 'id="status-labels"' in html
+
+
+def test_a_gpu_report_says_how_its_windows_were_made_in_both_languages(cast: Cast) -> None:
+    report = sample("fast")
+    report["performance"].update(calls_per_window=6, empty_window_s=0.00021)
+    report["device"]["sandbox"]["device"] = {
+        "gpu_completion": "the window closes after the driver confirmed the work had finished",
+        "gpu_memory": "watched from outside through NVML after every call",
+    }
+    submission = graded(cast, report)
+    html = page_of(cast.alice, submission)
+    assert "Calls in each timed window" in html and ">6<" in html
+    assert "Empty window taken off each window" in html and "210" in html
+    assert "the driver confirmed the work had finished" in html
+    chinese = page_of(cast.alice, submission, "zh-hans")
+    assert "每个计时窗口内的调用次数" in chinese and "GPU 工作何时结束" in chinese
