@@ -14,6 +14,8 @@ from typing import Any, Protocol
 
 import torch
 
+from graders.harness.inputs import DTYPES
+
 # A layout: one dict per input (name, shape, dtype, dist, scale), as graders.spec.layouts
 # makes it.
 Layout = list[dict[str, Any]]
@@ -33,6 +35,20 @@ def span_bytes(shape: list[int], strides: list[int], itemsize: int) -> int:
         return 0
     last = sum((size - 1) * stride for size, stride in zip(shape, strides, strict=True))
     return (last + 1) * itemsize
+
+
+def checked_span(
+    described: dict[str, Any], cap_bytes: int
+) -> tuple[torch.dtype, list[int], list[int], int]:
+    """(dtype, shape, strides, span in bytes) of an output the sandbox described, refused
+    (OutputUnreadable) when its span is over ``cap_bytes``: its address, shape and strides
+    are the student's word, checked before a byte is read."""
+    dtype = DTYPES[described["dtype"]]
+    shape, strides = described["shape"], described["strides"]
+    span = span_bytes(shape, strides, dtype.itemsize)
+    if span > cap_bytes:
+        raise OutputUnreadable(f"it spans {span} bytes, more than the {cap_bytes} allowed")
+    return dtype, shape, strides, span
 
 
 class SettleFailed(Exception):

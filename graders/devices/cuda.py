@@ -41,7 +41,7 @@ from graders.devices.base import (
     SandboxRef,
     SettleFailed,
     WindowPlan,
-    span_bytes,
+    checked_span,
 )
 from graders.harness import cuda_memory
 from graders.harness import inputs as harness_inputs
@@ -291,11 +291,7 @@ class CudaDevice:
     def read_output(
         self, described: dict[str, Any], sandbox: SandboxRef, cap_bytes: int
     ) -> torch.Tensor:
-        dtype = harness_inputs.DTYPES[described["dtype"]]
-        shape, strides = described["shape"], described["strides"]
-        span = span_bytes(shape, strides, dtype.itemsize)
-        if span > cap_bytes:
-            raise OutputUnreadable(f"it spans {span} bytes, more than the {cap_bytes} allowed")
+        dtype, shape, strides, span = checked_span(described, cap_bytes)
         if span == 0:
             return torch.empty(shape, dtype=dtype, device=f"cuda:{self.index}")
         address = described["address"]

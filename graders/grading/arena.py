@@ -35,7 +35,13 @@ from typing import Any
 
 import torch
 
-from graders.devices.base import Layout, OutputUnreadable, SandboxRef, Unplaceable, span_bytes
+from graders.devices.base import (
+    Layout,
+    OutputUnreadable,
+    SandboxRef,
+    Unplaceable,
+    checked_span,
+)
 from graders.harness import inputs as harness_inputs
 from graders.sandbox import remote_memory
 
@@ -264,11 +270,7 @@ def read_output(
     ``into`` a buffer, it is a view of that buffer, valid until its next read; else a tensor
     of its own.
     """
-    dtype = harness_inputs.DTYPES[described["dtype"]]
-    shape, strides = described["shape"], described["strides"]
-    span = span_bytes(shape, strides, dtype.itemsize)
-    if span > cap_bytes:
-        raise OutputUnreadable(f"it spans {span} bytes, more than the {cap_bytes} allowed")
+    dtype, shape, strides, span = checked_span(described, cap_bytes)
     if span == 0:
         return torch.empty(shape, dtype=dtype)
     try:
