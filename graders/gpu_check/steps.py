@@ -498,8 +498,7 @@ def reference(ctx: StepContext) -> None:
         ctx.row(
             "vector-add: the window's fixed cost",
             "<= 2% of a window (else calls per window or sizes go up)",
-            f"{empty * 1e6:.0f} us against {calls} call(s) of {median * 1e3:.3f} ms: "
-            f"{share:.1%}",
+            f"{empty * 1e6:.0f} us against {calls} call(s) of {median * 1e3:.3f} ms: {share:.1%}",
             judged(share <= 0.02) if ctx.device != "cpu" else "info",
         )
     peaks = [s for s in seen if "peak_bytes" in s]
