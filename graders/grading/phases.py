@@ -195,11 +195,16 @@ class Grader:
             message = run.session.receive(run.deadline)
         except ChannelTimeout:
             limit = getattr(self.spec.limits, budget_name)
+            hint = (
+                "Your kernels are compiled in this time too: look for a compile that never "
+                "ends or an infinite loop at import"
+                if budget_name == "compile_s"
+                else "Look for infinite loops or very slow Python loops over elements"
+            )
             raise Outcome(
                 "timeout",
-                f"Your code did not finish {where} within the {limit:g} s "
-                f"limit. Look for infinite loops or very slow Python loops over "
-                f"elements, then resubmit.",
+                f"Your code did not finish {where} within the {limit:g} s limit. {hint}, "
+                "then resubmit.",
             ) from None
         except ChannelClosed:
             raise self._died(run, where) from None
