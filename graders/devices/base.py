@@ -97,6 +97,10 @@ class InputStage(Protocol):
     def placed(self, layout: Layout, sandbox: SandboxRef, index: int = 0) -> list[torch.Tensor]:
         """Set ``index``'s inputs as they are now, to see whether a call wrote them."""
 
+    def scrub(self, sandbox: SandboxRef) -> None:
+        """Clear all the sandbox can see of earlier inputs, before it loads new code (raises
+        Unplaceable)."""
+
     def job_fields(self) -> dict[str, Any]:
         """What the harness's job file needs to find the inputs (CUDA: the descriptor)."""
 

@@ -147,6 +147,12 @@ class CudaStage:
     def placed(self, layout: Layout, sandbox: SandboxRef, index: int = 0) -> list[torch.Tensor]:
         return self._views(layout, index)
 
+    def scrub(self, sandbox: SandboxRef) -> None:
+        """Zero every set before a sandbox loads new code: the bench's sandboxes all map this
+        memory, and it still holds the last grading's inputs."""
+        self.memory.zero_()
+        torch.cuda.synchronize(self.index)
+
     def job_fields(self) -> dict[str, Any]:
         return {"inputs_fd": self.shared.fd, "inputs_size": self.shared.size}
 

@@ -51,6 +51,7 @@ _ALIGN = 4096  # page-aligned tensors: the sandbox's views start on fresh cache 
 _IID = ("normal", "uniform", "randint", "large", "offset")
 # Below this a fresh draw is cheap enough (a few ms) that reuse is not worth a thought.
 WINDOW_POOL_MIN_BYTES = 16 << 20
+_SCRUB_CHUNK = 4 << 20  # zeros written per copy when a region is scrubbed
 
 
 def _nbytes(item: dict[str, Any]) -> int:
@@ -220,6 +221,20 @@ class InputArena:
             for window, place in zip(self.tensors(layout), self.placements(layout), strict=True):
                 size = window.numel() * window.element_size()
                 remote_memory.write(pid, region + place["offset"], window.data_ptr(), size)
+        except remote_memory.RemoteMemoryError as exc:
+            raise Unplaceable(str(exc)) from None
+
+    def scrub(self, sandbox: SandboxRef) -> None:
+        """Zero the sandbox's whole input region, before it loads new code: a runner started
+        ahead had the previous grading's inputs (windows of its pool) copied in by its empty
+        calls, and one student's data must never reach the next."""
+        zeros = torch.zeros(min(_SCRUB_CHUNK, self.nbytes), dtype=torch.uint8)
+        try:
+            for start in range(0, self.nbytes, zeros.numel()):
+                size = min(zeros.numel(), self.nbytes - start)
+                remote_memory.write(
+                    sandbox.host_pid, sandbox.inputs_address + start, zeros.data_ptr(), size
+                )
         except remote_memory.RemoteMemoryError as exc:
             raise Unplaceable(str(exc)) from None
 

@@ -488,6 +488,10 @@ class Grader:
     def load(self, run: Run) -> None:
         """Let the harness import the submission, which must already be in its inbox."""
         loaded_at = time.monotonic()
+        # Whatever an earlier grading left where this sandbox reads its inputs goes first.
+        with _region_reachable("before your file was imported"):
+            self.arena.scrub(run)
+        run.events.append("scrub")
         budget = _setup_budget(run)
         run.deadline = loaded_at + getattr(self.spec.limits, budget)
         self.thaw(run, "while your file was being imported")

@@ -225,6 +225,34 @@ def test_nothing_of_one_submission_reaches_the_next(warm_on, quick_spec) -> None
     assert second["verdict"] == "correct", second["message"]
 
 
+READS_ITS_INPUT_REGION = """
+import gc
+
+import torch
+
+region = next(o for o in gc.get_objects() if type(o).__name__ == "InputRegion")
+seen = region.memory[region.offset : region.offset + (8 << 20)]
+if any(seen):
+    raise RuntimeError("an earlier grading's inputs are still in the region")
+
+
+def vector_add(a, b):
+    return a + b
+"""
+
+
+def test_a_runner_sees_no_earlier_inputs_when_its_code_is_imported(warm_on, quick_spec) -> None:
+    # The runner for the second student was started, and its empty calls were made, after
+    # the first grading's calls: they copied that grading's inputs into its region.
+    source = (quick_spec.path / "samples" / "fast.py").read_text()
+    first = grade(quick_spec, source, device="cpu", slot=SLOT, compare=False, profile=False)
+    assert first["verdict"] == "correct", first["message"]
+    second = grade(
+        quick_spec, READS_ITS_INPUT_REGION, device="cpu", slot=SLOT, compare=False, profile=False
+    )
+    assert second["verdict"] == "correct", second["message"]
+
+
 def test_companion_times_are_reused_when_the_checks_agree(
     warm_on, quick_spec, monkeypatch: pytest.MonkeyPatch
 ) -> None:
