@@ -9,6 +9,7 @@ the same on every device: thaw, ``go``, the calls, ``done``, ``settle``, freeze.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -48,7 +49,20 @@ def checked_span(
     span = span_bytes(shape, strides, dtype.itemsize)
     if span > cap_bytes:
         raise OutputUnreadable(f"it spans {span} bytes, more than the {cap_bytes} allowed")
+    dense = math.prod(shape) * dtype.itemsize
+    if span > SPARSE_FACTOR * dense + SPARSE_SLACK:
+        # The read copies the whole span: a view with huge strides would make the trusted
+        # side copy (and keep a buffer of) memory the submission sized.
+        raise OutputUnreadable(
+            f"its {dense} bytes of values are spread over {span} bytes (a view with large "
+            "strides); return a contiguous tensor, e.g. with .contiguous()"
+        )
     return dtype, shape, strides, span
+
+
+# An output may spread its values over at most twice their size (a transposed or sliced view),
+# plus a little: more is refused before anything is read.
+SPARSE_FACTOR, SPARSE_SLACK = 2, 64 << 10
 
 
 class SettleFailed(Exception):

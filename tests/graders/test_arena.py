@@ -130,6 +130,17 @@ def test_descriptions_that_lie_are_refused_before_reading() -> None:
         arena.read_output(_described(torch.zeros(2)), gone, cap_bytes=1 << 20)
 
 
+def test_an_output_spread_thin_by_its_strides_is_refused_before_reading() -> None:
+    values = torch.zeros(1 << 20, dtype=torch.float32)  # 4 MiB behind the view
+    thin = values[:: 1 << 16]  # 16 floats over 4 MiB: the read would copy all of it
+    with pytest.raises(OutputUnreadable, match=r"spread over .* contiguous"):
+        arena.read_output(_described(thin), os.getpid(), cap_bytes=1 << 30)
+    every_other = values[: 1 << 10 : 2]  # twice its size: a sliced view is read as it is
+    assert torch.equal(
+        arena.read_output(_described(every_other), os.getpid(), cap_bytes=1 << 30), every_other
+    )
+
+
 def test_reading_never_sees_more_than_the_span() -> None:
     # Two floats described, a third right after them is a secret the read must not include.
     buffer = (ctypes.c_float * 3)(1.0, 2.0, 99.0)
