@@ -46,6 +46,7 @@ from graders.devices.base import (
 from graders.harness import cuda_memory
 from graders.harness import inputs as harness_inputs
 from graders.sandbox import protocol
+from graders.sandbox.containment import process_tree
 
 _ALIGN = 4096
 # A window's fixed cost (thaw, messages, lock, freeze) should stay under this share of it.
@@ -331,7 +332,8 @@ class CudaDevice:
         watch = self._memory_watch()
         if watch is None:
             return None
-        used = watch.used_bytes({sandbox.host_pid})
+        tree = {sandbox.host_pid, *process_tree(sandbox.host_pid)}
+        used = watch.used_bytes(tree)  # its children's memory is the submission's too
         mapped = self.stage.shared.size if self.stage is not None else 0
         if used is None:
             return None

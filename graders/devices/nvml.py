@@ -24,15 +24,13 @@ import math
 import os
 import sys
 import threading
-from collections.abc import Callable, Iterable
-from pathlib import Path
+from collections.abc import Iterable
 from typing import Any
 
 GIB = 1 << 30
 MIB = 1 << 20
 # What NVML reports for a figure it does not have (pynvml turns it into None, not always).
 NOT_AVAILABLE = (1 << 64) - 1
-PROC = Path("/proc")
 
 
 class GpuMemoryWatch:
@@ -66,7 +64,8 @@ class GpuMemoryWatch:
             return self._check_own_entry()
 
     def used_bytes(self, host_pids: Iterable[int]) -> int | None:
-        """Device memory held by ``host_pids`` and their descendants on this GPU, in bytes.
+        """Device memory held by ``host_pids`` on this GPU, in bytes (the caller names the
+        sandbox's whole tree: graders.sandbox.containment.process_tree).
 
         Pids are the host's (outside the sandbox's pid namespace). Processes without a CUDA
         context on the GPU count nothing. None when the figure is unknown: NVML unavailable,
@@ -74,7 +73,7 @@ class GpuMemoryWatch:
         """
         if self.available() is not None:
             return None
-        wanted = process_tree(host_pids)
+        wanted = {int(pid) for pid in host_pids}
         try:
             processes = self._processes()
         except Exception:  # NVMLError and anything a broken driver raises: unknown, not fatal
@@ -211,68 +210,6 @@ def over_limit_message(used: int, limit: int) -> str:
         f"Your code used {_size(used, up=True)} of GPU memory; the limit is {_size(limit)}. "
         "Free temporary tensors (or use smaller ones) and resubmit."
     )
-
-
-def process_tree(pids: Iterable[int], proc: Path | None = None) -> set[int]:
-    """``pids`` and all their descendants, from /proc (a process that is gone adds nothing)."""
-    found = {int(pid) for pid in pids}
-    children = _children_map(proc or PROC)
-    todo = list(found)
-    while todo:
-        for child in children(todo.pop()):
-            if child not in found:
-                found.add(child)
-                todo.append(child)
-    return found
-
-
-def _children_map(proc: Path) -> Callable[[int], list[int]]:
-    """A function pid -> its children: /proc/<pid>/task/*/children, else the ppid of all."""
-
-    def from_children_files(pid: int) -> list[int] | None:
-        tasks = proc / str(pid) / "task"
-        try:
-            names = list(tasks.iterdir())
-        except OSError:
-            return []  # gone
-        kids: list[int] = []
-        for task in names:
-            try:
-                kids += [int(word) for word in (task / "children").read_text().split()]
-            except FileNotFoundError:
-                return None  # a kernel without CONFIG_PROC_CHILDREN
-            except (OSError, ValueError):
-                continue
-        return kids
-
-    by_parent: dict[int, list[int]] | None = None
-
-    def children(pid: int) -> list[int]:
-        nonlocal by_parent
-        if by_parent is None:
-            kids = from_children_files(pid)
-            if kids is not None:
-                return kids
-            by_parent = _parents(proc)
-        return by_parent.get(pid, [])
-
-    return children
-
-
-def _parents(proc: Path) -> dict[int, list[int]]:
-    by_parent: dict[int, list[int]] = {}
-    for entry in proc.iterdir() if proc.is_dir() else []:
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        # "pid (comm) state ppid ...": comm may hold spaces and parentheses.
-        fields = stat[stat.rfind(")") + 2 :].split()
-        if len(fields) > 1 and fields[1].isdigit():
-            by_parent.setdefault(int(fields[1]), []).append(int(entry.name))
-    return by_parent
 
 
 def _used(process: Any) -> int | None:

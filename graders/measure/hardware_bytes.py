@@ -27,6 +27,7 @@ lines included, to a file rather than the program's stdout.
 from __future__ import annotations
 
 import csv
+import functools
 import os
 import re
 import shutil
@@ -34,7 +35,7 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -289,12 +290,7 @@ def _raw_block(header: list[str], rows: list[list[str]]) -> list[KernelBytes]:
         return _scaled(row[at[metric]], units[at[metric]], scales)
 
     return [
-        KernelBytes(
-            name=row[name_at],
-            read_bytes=value(row, READ_METRIC, _BYTE_UNITS),
-            write_bytes=value(row, WRITE_METRIC, _BYTE_UNITS),
-            duration_s=value(row, DURATION_METRIC, _SECOND_UNITS),
-        )
+        _kernel(row[name_at], functools.partial(value, row))
         for row in rows
         if len(row) > name_at and row[0]
     ]
@@ -321,15 +317,17 @@ def _details_block(header: list[str], rows: list[list[str]]) -> list[KernelBytes
         found = values[key].get(metric)
         return None if found is None else _scaled(found[0], found[1], scales)
 
-    return [
-        KernelBytes(
-            name=names[key],
-            read_bytes=value(key, READ_METRIC, _BYTE_UNITS),
-            write_bytes=value(key, WRITE_METRIC, _BYTE_UNITS),
-            duration_s=value(key, DURATION_METRIC, _SECOND_UNITS),
-        )
-        for key in order
-    ]
+    return [_kernel(names[key], functools.partial(value, key)) for key in order]
+
+
+def _kernel(name: str, value: Callable[[str, dict[str, float]], float | None]) -> KernelBytes:
+    """One kernel's row, whatever page it came from: ``value(metric, units)`` reads it."""
+    return KernelBytes(
+        name=name,
+        read_bytes=value(READ_METRIC, _BYTE_UNITS),
+        write_bytes=value(WRITE_METRIC, _BYTE_UNITS),
+        duration_s=value(DURATION_METRIC, _SECOND_UNITS),
+    )
 
 
 def _scaled(text: str, unit: str, scales: dict[str, float]) -> float | None:

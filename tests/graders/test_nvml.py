@@ -20,7 +20,8 @@ from typing import Any
 import pytest
 
 from graders.devices import nvml
-from graders.devices.nvml import GIB, MIB, GpuMemoryWatch, over_limit_message, process_tree
+from graders.devices.nvml import GIB, MIB, GpuMemoryWatch, over_limit_message
+from graders.sandbox.containment import process_tree
 
 # Pids above any pid_max (4194304 at most), so none is a real process here.
 SANDBOX, CHILD, OTHER = 100_000_001, 100_000_002, 100_000_003
@@ -104,16 +105,7 @@ def use(monkeypatch: pytest.MonkeyPatch):
     return install
 
 
-def fake_proc(root: Path, tree: dict[int, list[int]]) -> Path:
-    """A /proc with /proc/<pid>/task/<pid>/children for each pid of ``tree``."""
-    for pid, children in tree.items():
-        task = root / str(pid) / "task" / str(pid)
-        task.mkdir(parents=True)
-        (task / "children").write_text("".join(f"{child} " for child in children))
-    return root
-
-
-def test_sums_only_the_sandboxs_processes_and_their_children(use, monkeypatch, tmp_path):
+def test_sums_only_the_sandboxs_processes_and_their_children(use):
     use(
         fake_pynvml(
             {
@@ -122,10 +114,10 @@ def test_sums_only_the_sandboxs_processes_and_their_children(use, monkeypatch, t
             }
         )
     )
-    monkeypatch.setattr(nvml, "PROC", fake_proc(tmp_path, {SANDBOX: [CHILD], CHILD: []}))
     watch = GpuMemoryWatch(0)
     assert watch.available() is None
-    assert watch.used_bytes({SANDBOX}) == 4 * GIB
+    # The caller names the sandbox's tree (graders.devices.cuda: containment.process_tree).
+    assert watch.used_bytes({SANDBOX, CHILD}) == 4 * GIB
     assert watch.used_bytes({OTHER}) == 5 * GIB
     assert watch.used_bytes({OTHER + 10}) == 0  # no context on the GPU: nothing used
 
@@ -254,21 +246,20 @@ def test_the_exact_message():
     )
 
 
-def test_process_tree_finds_a_real_child():
+def test_the_sandbox_tree_the_watch_is_given_holds_a_real_child():
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
     try:
         deadline = time.monotonic() + 10
-        while child.pid not in process_tree({os.getpid()}) and time.monotonic() < deadline:
+        while child.pid not in process_tree(os.getpid()) and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert child.pid in process_tree({os.getpid()})
-        assert child.pid in nvml._parents(nvml.PROC).get(os.getpid(), [])  # the fallback
+        assert child.pid in process_tree(os.getpid())
     finally:
         child.kill()
         child.wait()
 
 
-def test_process_tree_of_a_gone_process_is_itself(tmp_path):
-    assert process_tree({SANDBOX}, proc=tmp_path) == {SANDBOX}
+def test_the_tree_of_a_gone_process_is_empty():
+    assert process_tree(SANDBOX) == []  # the device adds the sandbox's own pid itself
 
 
 def test_on_this_machine_without_a_driver_a_reason_and_nothing_raised(monkeypatch):
