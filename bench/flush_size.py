@@ -97,7 +97,8 @@ def markdown(result: dict) -> list[str]:
         "|---|---|---|---|",
         f"| {result['sysfs_bytes'] / MIB:.0f} MiB | sysfs (2 x largest cache listed) | "
         f"{old_s:.2f} s | {old_s / result['flushes'] * 1e3:.1f} ms |",
-        f"| {result['measured_bytes'] / MIB:.0f} MiB | measured knee (graders.flush_size) | "
+        f"| {result['measured_bytes'] / MIB:.0f} MiB "
+        "| measured knee (graders.measure.flush_size) | "
         f"{new_s:.2f} s | {new_s / result['flushes'] * 1e3:.1f} ms |",
         "",
         f"Knee table (one thread, in-place `add_` over a buffer of each size, median of "

@@ -9,7 +9,7 @@ Public API::
 
 :func:`grade` is the one way in: the Celery task, the command line and the validator all call
 it. It decides from the folder whether the exercise is code (``exercise.toml``) or a notebook
-(``notebook.toml``) and returns a typed :class:`~graders.report_types.Report`.
+(``notebook.toml``) and returns a typed :class:`~graders.report.types.Report`.
 """
 
 from __future__ import annotations

@@ -22,11 +22,11 @@ class Worker(models.Model):
     kind = models.CharField(_("kind"), max_length=32, db_index=True)
     hostname = models.CharField(_("host"), max_length=200)
     slot = models.PositiveSmallIntegerField(_("slot"))
-    # The CPU core its slot times on (graders.sandbox.pick_core); None where it cannot tell.
+    # The CPU core its slot times on (graders.sandbox.launch.pick_core); None where it cannot tell.
     core = models.SmallIntegerField(_("timing core"), null=True, blank=True)
     pid = models.IntegerField(_("process id"))
-    # graders.calibrate's measured peaks as cached on that machine when it started; None when
-    # the device had not been calibrated yet (registering never starts a calibration).
+    # graders.measure.calibrate's measured peaks as cached on that machine when it started;
+    # None when the device had not been calibrated yet (registering never starts a calibration).
     peaks = models.JSONField(_("measured peaks"), null=True, blank=True)
     started_at = models.DateTimeField(_("started"))
     heartbeat_at = models.DateTimeField(_("last heartbeat"), db_index=True)

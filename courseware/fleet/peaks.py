@@ -1,4 +1,5 @@
-"""The device peaks graders.calibrate has already measured on this machine, read from its cache.
+"""The device peaks graders.measure.calibrate has already measured on this machine, from its
+cache.
 
 A worker shows them in the fleet registry. Reading never measures: a calibration takes a core
 for a minute, and it runs when a grading first needs the peaks, not when a worker starts.

@@ -279,7 +279,7 @@ def read_output(
 ) -> torch.Tensor:
     """The output the sandbox described, read by us while it is frozen.
 
-    ``described`` has passed graders.protocol; its address, shape and strides are still the
+    ``described`` has passed graders.sandbox.protocol; its address, shape and strides are still the
     student's word, so the span is checked against ``cap_bytes`` before anything is read, and
     whatever is read is only ever interpreted as plain numbers of the stated dtype. Read
     ``into`` a buffer, it is a view of that buffer, valid until its next read; else a tensor

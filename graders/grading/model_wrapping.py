@@ -2,7 +2,7 @@
 
 KernelBench submissions define ``class ModelNew(nn.Module)`` and nothing else, while the
 engine calls the exercise's entry function. An exercise whose ``exercise.toml`` has a
-``[kernelbench]`` table (see :mod:`graders.spec`) carries, in its ``starter.py``, a block
+``[kernelbench]`` table (see :mod:`graders.spec.exercise`) carries, in its ``starter.py``, a block
 between :data:`WRAPPER_BEGIN` and :data:`WRAPPER_END` that defines the entry by building
 that class from a public seed. :func:`wrap_model_submission` appends that block to a
 submission that defines the class but not the entry.

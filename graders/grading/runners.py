@@ -1,7 +1,7 @@
 """Starting a sandboxed harness session: the one way a grading's sandboxes come to life.
 
-Used by the engine for a grading's own sandboxes and by :mod:`graders.warm` for those started
-ahead of time. A session may start without a submission (``text=None``): the harness imports
+Used by the engine for a grading's own sandboxes and by :mod:`graders.grading.warm` for those
+started ahead of time. A session may start without a submission (``text=None``): the harness imports
 torch and reserves its input region, and the submission is written into its inbox later,
 before the trusted side tells it to ``load``. Either way no student code exists in the
 sandbox until then.

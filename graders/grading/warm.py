@@ -8,7 +8,7 @@ of a worker process keeps, per exercise version:
 - a :class:`Bench`: the trusted side's input arena and cache flusher, the reference loaded in
   this process, and the two companion sandboxes (reference and naive). They run only the
   course's own code and never see a submission, so they serve every grading of that exercise
-  on the slot, and :class:`~graders.companion_times.CompanionTimes` remembers their times;
+  on the slot, and :class:`~graders.measure.companion_times.CompanionTimes` remembers their times;
 - up to ``GRADERS_WARM_RUNNERS`` (2) :class:`Runner` s: sandboxes for submissions to come,
   started with torch imported, the profiler started and their input region reserved, then
   frozen and, once no grading holds the slot, given their empty-call baseline. All of that

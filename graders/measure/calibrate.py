@@ -5,7 +5,7 @@ machine the submission actually ran on. The measurement is made the way gradings
 timed: inputs of the timed vector-add size in private memory with huge pages (where the
 harness's input region lives), in a single-threaded child pinned to the grading core, the
 cache flushed before each call with the flush size measured on that core
-(:mod:`graders.flush_size`). Datasheet figures are attached for comparison only.
+(:mod:`graders.measure.flush_size`). Datasheet figures are attached for comparison only.
 
 A single measurement can be wrong (one taken while the machine was busy read 9% high
 and skewed every grading after it), so each device keeps a bounded history in

@@ -7,7 +7,7 @@ fraction of it. Writing 2 x 480 MiB before every timed call made a vector-add gr
 growing size, and the largest one still clearly faster than the DRAM plateau is the cache
 this core really has. CUDA devices report their L2 truthfully, so there the property is used.
 
-The measurement is cached by :mod:`graders.calibrate` with the peaks (measured once per
+The measurement is cached by :mod:`graders.measure.calibrate` with the peaks (measured once per
 machine, re-measured with them), so gradings only ever read a number.
 """
 

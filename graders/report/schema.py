@@ -1,6 +1,6 @@
 """``report.schema.json``: generated from the report's types, and a small validator for it.
 
-``python -m graders.report_schema`` rewrites the file from :mod:`graders.report_types`; a test
+``python -m graders.report.schema`` rewrites the file from :mod:`graders.report.types`; a test
 checks that the committed file equals what the types generate. The validator covers the subset
 of JSON Schema the generated file uses (type, enum, required, properties, items,
 additionalProperties, minimum), so checking a report needs no dependency.
@@ -102,7 +102,7 @@ def generate() -> dict[str, Any]:
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": "https://gpu-courseware.example/graders/report/report.schema.json",
         "title": "Grading report",
-        "description": "Generated from graders/report/types.py by python -m graders.report_schema",
+        "description": "Generated from graders/report/types.py by python -m graders.report.schema",
         **_object(report_types.Report),
     }
 

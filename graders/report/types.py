@@ -1,7 +1,7 @@
 """The types of a grading report: what the engine returns and what the site stores and renders.
 
 These TypedDicts are the one description of a report. ``report.schema.json`` is generated from
-them (``python -m graders.report_schema``) and a test checks the committed file is current, so
+them (``python -m graders.report.schema``) and a test checks the committed file is current, so
 the JSON schema that outside tools read can never drift from what the code builds.
 
 One envelope serves every kind of exercise, so the site renders any report the same way:

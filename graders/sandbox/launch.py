@@ -12,11 +12,11 @@ Layers, outermost first (each one is an ``exec``, so no extra process lingers):
 4. ``setpriv`` (only when started as root): drop to an unprivileged uid/gid, no
    supplementary groups, no capabilities, no_new_privs.
 
-Around all of them, :mod:`graders.containment` bounds the whole tree (memory, pids, a
+Around all of them, :mod:`graders.sandbox.containment` bounds the whole tree (memory, pids, a
 cpuset), freezes it and reads its CPU time from outside: the sandbox starts inside its
 cgroups (a trusted ``/bin/sh`` joins them and execs the rest), and without writable
 cgroups a watchdog thread bounds the tree's memory instead. Inside, a seccomp filter
-(:mod:`graders.seccomp_filter`) refuses new namespaces, io_uring, tracing and, unless a
+(:mod:`graders.sandbox.seccomp_filter`) refuses new namespaces, io_uring, tracing and, unless a
 cpuset pins the tree, ``sched_setaffinity``. Per-process RLIMIT_AS still applies to CPU
 gradings (never CUDA ones) when no memory cgroup holds the tree.
 

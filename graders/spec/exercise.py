@@ -88,7 +88,7 @@ An exercise is a folder ``exercises/<chapter>/<slug>/`` holding:
                                              #   appended (graders/grading/model_wrapping.py)
     seed = 42                                # the public seed the wrapper builds models from
 
-Formulas are evaluated by :mod:`graders.formula` (no ``eval``).
+Formulas are evaluated by :mod:`graders.spec.formula` (no ``eval``).
 """
 
 from __future__ import annotations

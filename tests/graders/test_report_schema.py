@@ -13,7 +13,7 @@ from graders.report import schema as report_schema
 def test_the_committed_schema_is_the_one_the_types_generate() -> None:
     committed = report_schema.SCHEMA_PATH.read_text(encoding="utf-8")
     assert committed == report_schema.render(), (
-        "graders/report/report.schema.json is stale: run `python -m graders.report_schema`"
+        "graders/report/report.schema.json is stale: run `python -m graders.report.schema`"
     )
 
 
