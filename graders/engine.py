@@ -21,9 +21,10 @@ Flow (all checking and all timing happen here, in the trusted process):
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
-from typing import cast
+from typing import TypeVar, cast
 
 from graders.errors import GraderError
 from graders.grading import hardware_profile, precheck, runners, warm
@@ -39,6 +40,8 @@ from graders.spec.exercise import ExerciseSpec
 # Told the report as soon as its grade is final, before the informative profile is taken.
 # Returning False leaves the profile for later (profile_code), e.g. while others wait.
 OnGraded = Callable[[Report], bool | None]
+T = TypeVar("T")
+_log = logging.getLogger(__name__)
 
 
 def _require_measure(spec: ExerciseSpec, device: str, timed: report.TimedFigures) -> None:
@@ -147,13 +150,30 @@ class _Grading:
                 final = builder.finish(verdict, message, total_s=self._elapsed())
                 profile_now = on_graded(final) is not False
             if profile_now:
-                builder.profile = bench.grader.profile(run)
+                builder.profile = self._informative("profile", lambda: bench.grader.profile(run))
                 if self.device == "cuda":  # informative too, from a call of its own
-                    builder.hardware_bytes = hardware_profile.measure(bench, text)
+                    builder.hardware_bytes = self._informative(
+                        "hardware byte count", lambda: hardware_profile.measure(bench, text)
+                    )
         finally:
-            runner.close()
-        self._read_output(runner)
+            # The grade is decided (or a GraderError is on its way): ending the sandbox may
+            # fail, but must not turn a finished grading into a failure of the grader.
+            self._informative("sandbox's shutdown", runner.close)
+        self._informative("program's output", lambda: self._read_output(runner))
         return builder.finish(verdict, message, total_s=self._elapsed())
+
+    def _informative(self, what: str, step: Callable[[], T]) -> T | None:
+        """Run a step taken after the grade is decided; whatever goes wrong in it (a pipe
+        the sandbox closed, a profiler that failed) costs only that step, never the grade."""
+        try:
+            return step()
+        except Exception as exc:  # any failure here must stay this step's
+            _log.warning("%s failed after the grade: %r", what, exc)
+            self.builder.notes.append(
+                f"The {what} could not be taken after your grade was decided "
+                f"({type(exc).__name__}); your grade does not depend on it."
+            )
+            return None
 
     def _run_phases(self, bench: warm.Bench, run: Run) -> Outcome | None:
         """Load, check and time ``run``; the Outcome that ended it early, if any."""

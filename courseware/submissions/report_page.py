@@ -105,6 +105,8 @@ class ReportPage:
     feedback: Feedback | None = None
     traceback: str = ""
     companion_errors: list[Row] = field(default_factory=list)
+    # The engine's notes (report["notes"]) that its message does not already say.
+    notes: list[str] = field(default_factory=list)
     cells: list[dict[str, Any]] = field(default_factory=list)
     history: list[HistoryRow] = field(default_factory=list)
     report_json: str = ""
@@ -582,6 +584,9 @@ def report_page(*, submission: Submission, viewer: User, is_staff: bool) -> Repo
     page.companion_errors = [
         Row(str(name), str(reason))
         for name, reason in (report.get("companion_errors") or {}).items()
+    ]
+    page.notes = [
+        str(note) for note in report.get("notes") or [] if str(note) not in (page.message or "")
     ]
     page.cells = [
         {**cell, "output": clean_traceback(cell.get("output")) if cell.get("output") else None}

@@ -194,18 +194,7 @@ class Grader:
         try:
             message = run.session.receive(run.deadline)
         except ChannelTimeout:
-            limit = getattr(self.spec.limits, budget_name)
-            hint = (
-                "Your kernels are compiled in this time too: look for a compile that never "
-                "ends or an infinite loop at import"
-                if budget_name == "compile_s"
-                else "Look for infinite loops or very slow Python loops over elements"
-            )
-            raise Outcome(
-                "timeout",
-                f"Your code did not finish {where} within the {limit:g} s limit. {hint}, "
-                "then resubmit.",
-            ) from None
+            raise Outcome("timeout", self._ran_out(where, budget_name)) from None
         except ChannelClosed:
             raise self._died(run, where) from None
         except ChannelCorrupt as exc:
@@ -227,6 +216,24 @@ class Grader:
             return message
         verdict, text = _describe_failure(message, where)
         raise Outcome(verdict, text, traceback=message.get("traceback"))
+
+    def _ran_out(self, where: str, budget_name: str) -> str:
+        """The student's message for a budget that ran out, naming which one it was."""
+        limit = getattr(self.spec.limits, budget_name)
+        if budget_name == "timed_s":
+            budget = f"the timed phase gives your calls {limit:g} s in all"
+            hint = "Make each call faster (the timed inputs are the largest)"
+        else:
+            budget = f"your file's import and the correctness checks together have {limit:g} s"
+            hint = (
+                "Your kernels are compiled in this time too: look for a compile that never "
+                "ends or an infinite loop at import"
+                if budget_name == "compile_s"
+                else "Look for infinite loops, sleeps or very slow Python loops over elements"
+            )
+        return (
+            f"Your code did not finish {where}: {budget}, and that ran out. {hint}, then resubmit."
+        )
 
     def pause(self, run: Run, where: str) -> None:
         """Freeze the sandbox once its code has run; if it cannot be stopped, that is the
@@ -536,12 +543,12 @@ class Grader:
             sizes = case.sizes_for(self.device)
             layout = input_layout(self.spec, sizes, case)
             trials.append((f"on the check case `{case.name}` (sizes {sizes})", layout))
+        # One budget for the import and every check call together (armed by load): a
+        # deadline per call would let a submission hold the slot for calls x limit.
+        budget = _setup_budget(run)
         for index, (where, layout) in enumerate(trials):
             seed = secrets.randbits(63)
             run.correctness["trials"] = index + 1
-            # The first call of a compiled kernel compiles it (Triton's JIT): its own budget.
-            budget = _setup_budget(run) if index == 0 else "setup_s"
-            run.deadline = time.monotonic() + getattr(self.spec.limits, budget)
             done, _ = self.call(run, layout, [seed], flush=False, where=where, budget=budget)
             result = self.verify(run, layout, seed, done["outs"][0], where)
             if worst is None or (result.max_abs_err or 0) > (worst.max_abs_err or 0):

@@ -65,6 +65,9 @@ class ReportBuilder:
         self.timings: dict[str, float] = {}
         self.companion_errors: dict[str, str] = {}
         self.profile: list[ProfileRow] | None = None
+        # What the reader must know beyond the verdict (e.g. a profile that could not be
+        # taken after the grade was decided); see Report.notes.
+        self.notes: list[str] = []
         self.device_name: str | None = None
         self.sandbox: SandboxInfo | None = None
         self.stderr: str | None = None
@@ -216,8 +219,10 @@ class ReportBuilder:
             report["companion_errors"] = dict(self.companion_errors)
         if self.hardware_bytes is not None and verdict == "correct":
             report["hardware_bytes"] = self.hardware_bytes
-        if self.interpreted and verdict != "rejected":
-            report["notes"] = [INTERPRETED_NOTE]
+        notes = [INTERPRETED_NOTE] if self.interpreted and verdict != "rejected" else []
+        notes += self.notes
+        if notes:
+            report["notes"] = notes
         return json_safe(report)
 
 

@@ -122,7 +122,7 @@ def test_student_failures(graded, name: str, verdict: str, words: str) -> None:
 def test_timeout_in_timed_phase(graded) -> None:
     report = graded("timed_hang.py")
     assert report["verdict"] == "timeout"
-    assert "5 s" in report["message"]
+    assert "timed phase gives your calls 5 s in all" in report["message"]
     assert report["timings"]["total_s"] < 40
 
 
@@ -149,3 +149,22 @@ def test_output_is_capped_and_drained(graded) -> None:
     assert report["verdict"] == "correct"
     assert len(report["stderr"]) <= 4100
     assert "more bytes not kept" in report["stderr"]
+
+
+def test_a_failure_after_the_grade_costs_only_the_profile(quick_spec, monkeypatch) -> None:
+    """Issue 29, class 6: the sandbox closing the control pipe while its profile is taken
+    (here: the profile raising as that does) leaves the grade and the report intact."""
+    from graders import grade
+    from graders.grading.phases import Grader
+    from graders.sandbox.session import ChannelClosed
+
+    def closed(self: Grader, run: object) -> None:
+        raise ChannelClosed("the sandbox closed its end")
+
+    monkeypatch.setattr(Grader, "profile", closed)
+    source = (VECTOR_ADD / "samples" / "fast.py").read_text()
+    report = grade(quick_spec, source, device="cpu", profile=True, compare=False)
+    assert report["verdict"] == "correct", report["message"]
+    assert report["profile"] is None
+    assert any("profile could not be taken" in note for note in report["notes"])
+    assert_valid(report)
