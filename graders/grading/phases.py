@@ -34,16 +34,16 @@ from graders.report.build import TimedFigures
 from graders.report.types import ProfileRow, Verdict
 from graders.sandbox import launch as sandbox
 from graders.sandbox import protocol
-from graders.sandbox.containment import Containment
+from graders.sandbox.containment import Containment, stalled_between
 from graders.sandbox.session import ChannelClosed, ChannelCorrupt, ChannelTimeout, TrustedChannel
 from graders.spec.exercise import ExerciseSpec
 from graders.spec.layouts import input_layout
 
 _SAMPLE_PROBABILITY = 0.2
 _DISTURBED_FRACTION = 0.02  # preempted for more than 2% of a call: measure it again
-# Idle time a call may show beyond the empty call's before it counts as preempted: less
-# than a scheduler time slice, more than our own pipe and freeze jitter.
-_IDLE_SLACK_NS = 500_000
+# Stall a call may show before it counts as preempted: less than a scheduler time slice,
+# more than the kernel's own work on the core around a thaw and a freeze.
+_STALL_SLACK_NS = 500_000
 _BASELINE_CALLS, _BASELINE_WARMUP = 12, 3
 _OUTSIDE_CPU_NS = 2_000_000  # CPU time between calls, where a frozen sandbox has none
 _CPU_SLACK_NS = 300_000  # counters are read a few microseconds apart from the clock
@@ -94,7 +94,6 @@ class Run:
     # the exercise's compile_s rather than setup_s, outside any timed window.
     compiles: bool = False
     baseline_ns: int = 0  # the median window of an empty call, measured before import
-    baseline_idle_ns: int = 0  # the median wall time an empty call's sandbox sat idle
     cpu_mark: int = 0  # the sandbox's CPU time when it was last frozen
     # What the trusted side did, in order ("fill", "place", "flush", "thaw", "go", "done",
     # "settle", "freeze", "read_output", ...): the protocol's order, kept for the tests.
@@ -123,10 +122,10 @@ class CallTiming:
     window_ns: int  # thaw + go .. done + frozen, on our clock
     net_ns: int  # the window less the empty call's
     cpu_ns: int  # the whole sandbox's CPU time in the window (exited threads included)
-    # Wall time in the window when no task of the sandbox ran, beyond an empty call's: the
-    # core was busy with something else (or the call slept). Its own threads competing
-    # for the core are not counted: that is the submission's own doing.
-    excess_idle_ns: int
+    # Wall time in the window when the sandbox wanted its core and something else had it
+    # (containment.stalled_between). A sleep of its own, or its own threads taking turns,
+    # is not counted: the submission must not be able to make a call look disturbed.
+    stalled_ns: int
     claimed_ns: int  # the harness's in-process figure: a second opinion, never a score
     # How long this (trusted) thread waited for a core inside the window: late to read
     # ``done`` and to freeze, it stretched the window with no fault of the sandbox's.
@@ -139,8 +138,8 @@ class CallTiming:
 
     def disturbed(self) -> bool:
         """Kept off its core, or we were, for a noticeable part of the call: measure again."""
-        allowed = max(_DISTURBED_FRACTION * self.window_ns, _IDLE_SLACK_NS)
-        return self.excess_idle_ns > allowed or self.our_wait_ns > allowed
+        allowed = max(_DISTURBED_FRACTION * self.window_ns, _STALL_SLACK_NS)
+        return self.stalled_ns > allowed or self.our_wait_ns > allowed
 
 
 def _describe_failure(message: dict[str, Any], where: str) -> tuple[Verdict, str]:
@@ -339,6 +338,7 @@ class Grader:
             run.events.append("flush")
         box = run.containment
         cpu_before = box.cpu_ns()
+        stall_before = box.stall_mark()
         if cpu_before - run.cpu_mark > _OUTSIDE_CPU_NS and "cpu_outside_calls" not in run.flags:
             run.flags.append("cpu_outside_calls")
         with _prompt_wakeup(sandbox.pick_core(self.slot)):
@@ -370,7 +370,7 @@ class Grader:
             window_ns=window,
             net_ns=window - run.baseline_ns,
             cpu_ns=cpu,
-            excess_idle_ns=window - cpu - run.baseline_idle_ns,
+            stalled_ns=stalled_between(stall_before, box.stall_mark(), cpu),
             claimed_ns=int(done["ns"]),
             our_wait_ns=_our_run_delay_ns() - waited,
             calls=len(seeds),
@@ -520,7 +520,7 @@ class Grader:
         layout = input_layout(self.spec, self.spec.sizes[self.device].timed)
         # As many empty calls per window as the timed windows will hold submission calls.
         seeds = [secrets.randbits(63) for _ in range(self.arena.sets)]
-        windows, idle = [], []
+        windows = []
         for index in range(_BASELINE_CALLS):
             where = "while the grader measured an empty call"
             # Flushed like a timed call: after a flush the harness's own path runs cold too,
@@ -528,9 +528,7 @@ class Grader:
             _, timing = self.call(run, layout, seeds, flush=True, where=where, budget="setup_s")
             if index >= _BASELINE_WARMUP:
                 windows.append(timing.window_ns)
-                idle.append(timing.window_ns - timing.cpu_ns)
         run.baseline_ns = int(statistics.median(windows))
-        run.baseline_idle_ns = int(statistics.median(idle))
 
     def check(self, run: Run) -> None:
         began = time.monotonic()

@@ -106,6 +106,47 @@ def _schedstat(tid: int) -> tuple[int, int]:
         return 0, 0
 
 
+# Per task (ns on the CPU, ns waiting on a run queue), or the pressure total in ns.
+StallMark = int | dict[int, tuple[int, int]]
+# A task's counters and the group's are read microseconds apart.
+_TASK_CPU_SLACK_NS = 200_000
+
+
+def _psi_full_ns(path: Path) -> int:
+    """The ``full`` CPU pressure total of a cgroup, in ns: the time during which every
+    runnable task of the group waited for a CPU and none of them ran."""
+    for line in _read(path).splitlines():
+        if line.startswith("full "):
+            return int(line.rsplit("total=", 1)[1]) * 1000
+    raise ValueError(f"{path} has no full line")
+
+
+def stalled_between(before: StallMark, after: StallMark, cpu_ns: int) -> int:
+    """Nanoseconds between two marks during which the sandbox wanted its core and something
+    else had it: the only disturbance a re-measurement may excuse, because the submission
+    cannot cause it. A sleep of its own is idle time, not a stall; its own threads taking
+    turns on the core are its own doing, not a stall either.
+
+    Pressure (cgroup v2, the kernel's ``full`` figure) says exactly that. From each task's
+    own counters it can be said only while one task ran (``cpu_ns``, the whole group's CPU
+    time in between, exited tasks included, shows whether a task now gone ran too): its wait
+    on the run queue was then for something else. When several of the sandbox's tasks ran,
+    their waits may be for each other, so nothing is excused (0): the figures stand.
+    """
+    if isinstance(before, int) and isinstance(after, int):
+        return max(after - before, 0)
+    if isinstance(before, int) or isinstance(after, int):
+        return 0  # the group changed kind between the marks: excuse nothing
+    deltas = [
+        (cpu - before.get(tid, (0, 0))[0], delay - before.get(tid, (0, 0))[1])
+        for tid, (cpu, delay) in after.items()
+    ]
+    running = [(cpu, delay) for cpu, delay in deltas if cpu > 0]
+    if len(running) != 1 or running[0][0] < cpu_ns - _TASK_CPU_SLACK_NS:
+        return 0
+    return max(running[0][1], 0)
+
+
 def ns_pid(tid: int) -> tuple[int, ...]:
     """The NSpid line of a task: its pid in each pid namespace, outermost first."""
     try:
@@ -225,6 +266,20 @@ class Containment(abc.ABC):
     def cpu_ns(self) -> int:
         """CPU time of the whole tree, including threads and processes that already exited."""
 
+    def stall_mark(self) -> StallMark:
+        """A reading to pass to :func:`stalled_between`: the time the sandbox was kept from
+        its core by others (see there). The kernel's pressure figure where the sandbox has a
+        cgroup v2 group (``psi_file``), else each task's own counters."""
+        psi = self.psi_file()
+        if psi is not None:
+            with contextlib.suppress(OSError, ValueError):
+                return _psi_full_ns(psi)
+        return {tid: _schedstat(tid) for tid in self.pids()}
+
+    def psi_file(self) -> Path | None:
+        """The sandbox's own ``cpu.pressure`` (None where it has no cgroup v2 group)."""
+        return None
+
     @abc.abstractmethod
     def memory_peak(self) -> int:
         """The most memory the tree held at once, in bytes (as far as it was measured)."""
@@ -298,6 +353,7 @@ class CgroupV1(Containment):
     def __init__(self, name: str, memory_bytes: int, nproc: int, core: int | None) -> None:
         super().__init__(memory_bytes)
         self.dirs: dict[str, Path] = {}
+        self.pressure: Path | None = None
         try:
             for controller, parent in v1_parents().items():
                 if not parent.exists():
@@ -323,9 +379,15 @@ class CgroupV1(Containment):
         except OSError as exc:
             self.remove()
             raise GraderError(f"could not set up the sandbox's cgroup v1 groups: {exc}") from exc
+        self.pressure = _pressure_group(name)
 
     def join_files(self) -> list[Path]:
-        return [path / "cgroup.procs" for path in self.dirs.values()]
+        # The pressure group first: attach() waits on the last file as the sign of all.
+        pressure = [self.pressure / "cgroup.procs"] if self.pressure else []
+        return pressure + [path / "cgroup.procs" for path in self.dirs.values()]
+
+    def psi_file(self) -> Path | None:
+        return self.pressure / "cpu.pressure" if self.pressure else None
 
     def attach(self, root_pid: int) -> None:
         super().attach(root_pid)
@@ -371,6 +433,28 @@ class CgroupV1(Containment):
     def remove(self) -> None:
         for path in self.dirs.values():
             _rmdir(path)
+        if self.pressure is not None:
+            _rmdir(self.pressure)
+
+
+def _pressure_group(name: str) -> Path | None:
+    """A group of the cgroup v2 hierarchy mounted beside the v1 ones (``unified``), with no
+    controller, only so that the kernel keeps the sandbox's CPU pressure (stall_mark). It is
+    where the v2 sandbox groups would go, so the stale sweep finds it too. None where that
+    hierarchy is missing, not writable or keeps no pressure."""
+    parent = v2_parent()
+    if parent is None:
+        return None
+    path = parent / name
+    try:
+        parent.mkdir(exist_ok=True)
+        path.mkdir()
+    except OSError:
+        return None
+    if (path / "cpu.pressure").is_file():
+        return path
+    _rmdir(path)
+    return None
 
 
 def _kill_group(
@@ -473,6 +557,9 @@ class CgroupV2(Containment):
 
     def join_files(self) -> list[Path]:
         return [self.path / "cgroup.procs"]
+
+    def psi_file(self) -> Path | None:
+        return self.path / "cpu.pressure"
 
     def attach(self, root_pid: int) -> None:
         super().attach(root_pid)

@@ -7,6 +7,7 @@ forced with GRADERS_CONTAINMENT; a kind this machine cannot provide is skipped w
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import textwrap
 import time
@@ -278,3 +279,46 @@ def test_seccomp_and_capped_out(kind: str, scratch: sandbox.Scratch) -> None:
         assert results["affinity"] == str(errno.EPERM)
     assert results["write"] in (str(errno.ENOSPC), str(errno.EFBIG))
     assert list(scratch.outbox.iterdir()) == []  # nothing reached the host disk
+
+
+def test_a_sleeping_sandbox_is_never_stalled_and_a_crowded_one_is(
+    kind: str, scratch: sandbox.Scratch
+) -> None:
+    """Issue 29, class 3: what excuses a call (a stall) is time the sandbox wanted its core
+    while something else had it. Sleeping of its own accord is not one, even while a rival
+    spins on that core; spinning beside the rival is. Marks are pressure totals where the
+    group keeps them, else per-task counters."""
+    process = start(
+        scratch,
+        """
+        import time
+        print("ready", flush=True)
+        time.sleep(1.0)
+        print("slept", flush=True)
+        end = time.monotonic() + 1.0
+        while time.monotonic() < end:
+            pass
+        print("spun", flush=True)
+        time.sleep(60)
+        """,
+    )
+    box = process.containment
+    core = sandbox.pick_core(0)
+    rival: subprocess.Popen[bytes] | None = None
+    try:
+        wait_for_output(process, "ready")
+        cpu, mark = box.cpu_ns(), box.stall_mark()
+        pin = ["taskset", "-c", str(core)] if core is not None else []
+        rival = subprocess.Popen([*pin, sys.executable, "-c", "while True: pass"])
+        wait_for_output(process, "slept")
+        assert containment.stalled_between(mark, box.stall_mark(), box.cpu_ns() - cpu) < 50e6
+        cpu, mark = box.cpu_ns(), box.stall_mark()
+        wait_for_output(process, "spun")
+        stalled = containment.stalled_between(mark, box.stall_mark(), box.cpu_ns() - cpu)
+        if core is not None:  # two spinners on one core: each waits about half the time
+            assert stalled > 100e6
+    finally:
+        if rival is not None:
+            rival.kill()
+            rival.wait()
+        process.close()

@@ -10,6 +10,7 @@ import pytest
 from graders import GraderError, devices
 from graders.grading import arena
 from graders.grading.phases import CallTiming, Grader, Outcome, Run
+from graders.sandbox.containment import stalled_between
 from graders.spec.exercise import ExerciseSpec
 
 
@@ -36,15 +37,38 @@ def test_a_sandbox_that_cannot_be_paused_is_the_students_error(quick_spec: Exerc
 
 def _timing(**changes: int) -> CallTiming:
     figures = {"window_ns": 10_000_000, "net_ns": 9_000_000, "cpu_ns": 9_000_000}
-    return CallTiming(**{"excess_idle_ns": 0, "claimed_ns": 8_800_000, **figures, **changes})
+    return CallTiming(**{"stalled_ns": 0, "claimed_ns": 8_800_000, **figures, **changes})
 
 
 def test_a_call_is_measured_again_when_the_sandbox_or_the_grader_waited_for_a_core() -> None:
     assert not _timing().disturbed()
-    # The sandbox sat idle (preempted) for 3 ms of a 10 ms window.
-    assert _timing(excess_idle_ns=3_000_000).disturbed()
+    # The sandbox wanted its core and something else had it for 3 ms of a 10 ms window.
+    assert _timing(stalled_ns=3_000_000).disturbed()
     # The grader itself waited 3 ms for its core before it could read `done` and freeze:
     # the window is stretched though the sandbox did nothing wrong.
     assert _timing(our_wait_ns=3_000_000).disturbed()
     # Waits within the slack are the machine's ordinary jitter.
-    assert not _timing(excess_idle_ns=100_000, our_wait_ns=100_000).disturbed()
+    assert not _timing(stalled_ns=100_000, our_wait_ns=100_000).disturbed()
+    # A call that slept of its own accord is idle, not stalled: its time is its own.
+    assert not _timing(cpu_ns=2_000_000).disturbed()
+
+
+def test_only_a_stall_the_submission_cannot_cause_is_excused() -> None:
+    """Issue 29, class 3: pressure figures (cgroup v2) are taken as they are; from per-task
+    counters a wait counts only while one task ran, since the sandbox's own tasks taking
+    turns on its core would otherwise read as a disturbance."""
+    assert stalled_between(1_000, 4_000_000, 0) == 3_999_000
+    assert stalled_between(5, 3, 0) == 0
+    one = {7: (100, 50)}
+    assert stalled_between(one, {7: (9_000_100, 2_000_050)}, 9_000_000) == 2_000_000
+    # It slept: no CPU and no wait in the window, nothing to excuse.
+    assert stalled_between(one, {7: (100, 50)}, 0) == 0
+    # Two tasks of its own ran and both waited (for each other, as far as anyone can tell).
+    two = {7: (0, 0), 8: (0, 0)}
+    ran = {7: (5_000_000, 4_000_000), 8: (4_000_000, 5_000_000)}
+    assert stalled_between(two, ran, 9_000_000) == 0
+    # A task born in the window that ran counts as a second one.
+    assert stalled_between(one, {7: (200, 3_000_050), 9: (10, 10)}, 110) == 0
+    # So does one that ran and is gone: the group's CPU time is more than the tasks left show.
+    assert stalled_between(one, {7: (1_000_100, 3_000_050)}, 5_000_000) == 0
+    assert stalled_between(3, one, 0) == 0
