@@ -125,7 +125,7 @@ class InputStage(Protocol):
         """Host memory the harness reserves for the inputs (0 where they are on a device)."""
 
     def pool_suits(self, layout: Layout, memory_bound: bool) -> bool:
-        """Whether the timed inputs may be windows of a pool drawn once per grading."""
+        """Whether the timed inputs may be mixed from a pool drawn once per grading."""
 
     def use_pool(self, layout: Layout, seed: int) -> None: ...
 

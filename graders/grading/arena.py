@@ -13,17 +13,21 @@ The sandbox may since have unmapped the region, protected it or mapped something
 there: a copy that cannot be made is the submission's error (``Unplaceable``), and
 whatever was mapped there can only receive the inputs, which is harmless.
 
-Large inputs of a memory-bound exercise's timed phase come from a :class:`WindowPool`
-instead of a fresh draw per call: drawing 32M normal floats costs about 120 ms of CPU, eight
-times the 10 ms copy, and that draw was most of a grading's wall time. The pool is drawn once
-per grading from a secret seed, a little longer than each input; every call gets, for every
-input separately, a window at an offset drawn fresh from the call's secret seed. Each window
-is still an i.i.d. sample of the declared distribution, the sandbox still cannot predict it,
-and a result cached from an earlier call is useless: the inputs are paired at new relative
-offsets and rows start at new places. A forger who recognised a window would still have to
-read every input and write every output, which is all a memory-bound kernel does, so nothing
-is gained; compute-bound exercises (where reuse could pay) and row-structured distributions
-are always drawn fresh (see :func:`window_pool_suits`).
+Large inputs of a memory-bound exercise's timed phase are mixed from a :class:`WindowPool`
+instead of drawn afresh per call: drawing 16M normal floats costs about 55 ms of CPU, the mix
+about 20 ms, and the draws were most of a grading's wall time. The pool is two standard
+normal pools per input, drawn once per grading from a secret seed, each a little longer than
+the input. A call's input is ``cos(t) * A[i + a] + sin(t) * B[i + b]`` (then scaled and
+shifted as the exercise declares), with the offsets ``a``, ``b`` and the angle ``t`` drawn
+from the call's secret seed. Two independent standard normals mixed so are exactly one
+standard normal, independent of its neighbours, so each input is still an i.i.d. sample of
+its distribution. And no value of one call is a value of another: a kernel that keeps
+results per value or per position from earlier calls (a cached ``erf`` or ``exp``) finds
+nothing to reuse, and a function of ``cos(t) * A + sin(t) * B`` cannot be had from the same
+function of ``A`` and ``B`` for less than computing it. The angle stays at least 22.5
+degrees away from either axis so neither pool's values come through nearly unchanged.
+Compute-bound exercises and row-structured distributions are drawn fresh per call (see
+:func:`window_pool_suits`).
 
 Outputs are read from the frozen sandbox's memory the same way, with every size checked
 before a byte is read or parsed.
@@ -31,6 +35,7 @@ before a byte is read or parsed.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import torch
@@ -46,12 +51,14 @@ from graders.harness import inputs as harness_inputs
 from graders.sandbox import remote_memory
 
 _ALIGN = 4096  # page-aligned tensors: the sandbox's views start on fresh cache lines
-# Element-wise i.i.d. distributions only: a window of such a pool is a sample of the same
-# distribution. The row-structured ones (near_constant_rows, extreme_scale) are drawn fresh.
-_IID = ("normal", "uniform", "randint", "large", "offset")
+# Normal-family distributions only: their values are a mix of standard normals, scaled and
+# shifted. The rest (uniform, randint, the row-structured ones) are drawn fresh.
+_MIXABLE = ("normal", "large", "offset")
 # Below this a fresh draw is cheap enough (a few ms) that reuse is not worth a thought.
 WINDOW_POOL_MIN_BYTES = 16 << 20
 _SCRUB_CHUNK = 4 << 20  # zeros written per copy when a region is scrubbed
+# The mixing angle: within 22.5 degrees of a diagonal, in any quadrant.
+_ANGLE_FROM, _ANGLE_SPAN = math.pi / 8, math.pi / 4
 
 
 def _nbytes(item: dict[str, Any]) -> int:
@@ -74,12 +81,16 @@ def window_pool_suits(layout: list[dict[str, Any]], memory_bound: bool) -> bool:
     return (
         memory_bound
         and layout_bytes(layout) >= WINDOW_POOL_MIN_BYTES
-        and all(item.get("dist", "normal") in _IID for item in layout)
+        and all(
+            item.get("dist", "normal") in _MIXABLE
+            and harness_inputs.DTYPES[item["dtype"]].is_floating_point
+            for item in layout
+        )
     )
 
 
 class WindowPool:
-    """One grading's secret pool for a layout; each call takes fresh windows of it."""
+    """One grading's secret pools for a layout; each call's inputs are fresh mixes of them."""
 
     def __init__(self, layout: list[dict[str, Any]], seed: int) -> None:
         self.key = repr(layout)
@@ -89,26 +100,36 @@ class WindowPool:
         # An eighth longer than each input: millions of possible offsets per input and call.
         self.slack = [max(count // 8, 4096) for count in self.counts]
         flat = [
-            {**item, "shape": [count + slack]}
-            for item, count, slack in zip(layout, self.counts, self.slack, strict=True)
+            {"shape": [count + slack], "dtype": "float32", "dist": "normal", "scale": 1.0}
+            for count, slack in zip(self.counts, self.slack, strict=True)
         ]
-        self.pools = harness_inputs.make(flat, seed, "cpu")
-        self.offsets = [0] * len(layout)
+        pools = harness_inputs.make(flat + flat, seed, "cpu")
+        self.first, self.second = pools[: len(flat)], pools[len(flat) :]
 
-    def choose(self, seed: int) -> None:
-        """Fresh offsets, one per input, from the call's secret seed."""
+    def fill(self, tensors: list[torch.Tensor], layout: list[dict[str, Any]], seed: int) -> None:
+        """Write the inputs of the call whose secret seed is ``seed`` into ``tensors``."""
         generator = torch.Generator().manual_seed(seed)
-        self.offsets = [
-            int(torch.randint(0, slack + 1, (1,), generator=generator)) for slack in self.slack
-        ]
 
-    def windows(self, layout: list[dict[str, Any]]) -> list[torch.Tensor]:
-        return [
-            pool[offset : offset + count].view(item["shape"])
-            for pool, offset, count, item in zip(
-                self.pools, self.offsets, self.counts, layout, strict=True
-            )
-        ]
+        def draw(high: int) -> int:
+            return int(torch.randint(0, high, (1,), generator=generator))
+
+        for target, item, first, second, count, slack in zip(
+            tensors, layout, self.first, self.second, self.counts, self.slack, strict=True
+        ):
+            quadrant = draw(4) * math.pi / 2
+            angle = quadrant + _ANGLE_FROM + _ANGLE_SPAN * float(torch.rand(1, generator=generator))
+            a, b = draw(slack + 1), draw(slack + 1)
+            scale = float(item.get("scale", 1.0))
+            shift = float(item.get("shift", 0.0)) if item.get("dist") == "offset" else 0.0
+            one = first[a : a + count].view(target.shape)
+            other = second[b : b + count].view(target.shape)
+            mixed = target if target.dtype == torch.float32 else torch.empty_like(one)
+            torch.mul(one, math.cos(angle) * scale, out=mixed)
+            mixed.add_(other, alpha=math.sin(angle) * scale)
+            if shift:
+                mixed.add_(shift)
+            if mixed is not target:
+                target.copy_(mixed)
 
 
 class InputArena:
@@ -122,7 +143,6 @@ class InputArena:
         self.staging = torch.empty(self.nbytes, dtype=torch.uint8)
         self.filled: tuple[str, int] | None = None  # (layout, seed) the staging buffer holds
         self.pool: WindowPool | None = None
-        self.windowed = False  # the inputs of the last fill are the pool's windows
         self.staged_pool: WindowPool | None = None  # drawn ahead for the next grading
         # Reads of the sandbox's memory during checks: views valid until the next read.
         self.inputs_back = ReadBuffer()
@@ -144,7 +164,7 @@ class InputArena:
         staged, self.staged_pool = self.staged_pool, None
         fresh = staged is not None and staged.key == repr(layout)
         self.pool = staged if fresh and staged is not None else WindowPool(layout, seed)
-        self.filled, self.windowed = None, False
+        self.filled = None
 
     def job_fields(self) -> dict[str, Any]:
         return {}
@@ -162,6 +182,10 @@ class InputArena:
         return self.tensors(layout) if self.filled == (repr(layout), seed) else None
 
     def regenerate(self, layout: Layout, seed: int) -> list[torch.Tensor]:
+        if self.pool is not None and self.pool.key == repr(layout):
+            tensors = harness_inputs.allocate(layout, "cpu")
+            self.pool.fill(tensors, layout, seed)
+            return tensors
         return harness_inputs.make(layout, seed, "cpu")
 
     def placements(self, layout: Layout, index: int = 0) -> list[dict[str, Any]]:
@@ -175,9 +199,7 @@ class InputArena:
         return placed
 
     def tensors(self, layout: list[dict[str, Any]]) -> list[torch.Tensor]:
-        """The staged inputs: views of the pool's windows or of the staging buffer."""
-        if self.windowed and self.pool is not None and self.pool.key == repr(layout):
-            return self.pool.windows(layout)
+        """The staged inputs: views of the staging buffer."""
         return self._views(self.staging, layout)
 
     def _views(self, buffer: torch.Tensor, layout: list[dict[str, Any]]) -> list[torch.Tensor]:
@@ -194,7 +216,8 @@ class InputArena:
         return views
 
     def fill(self, layout: Layout, seed: int, index: int = 0) -> None:
-        """Stage the inputs drawn from ``seed``: the same values ``inputs.make`` gives.
+        """Stage the inputs drawn from ``seed``: the same values ``inputs.make`` gives, or
+        with a pool in use for ``layout``, that pool's mix for ``seed``.
 
         The contenders of one timed round share a seed; they are drawn once.
         """
@@ -203,10 +226,8 @@ class InputArena:
             return
         self.filled = None  # half-written if the draw fails
         if self.pool is not None and self.pool.key == key[0]:
-            self.pool.choose(seed)
-            self.windowed = True
+            self.pool.fill(self.tensors(layout), layout, seed)
         else:
-            self.windowed = False
             harness_inputs.fill_(self.tensors(layout), layout, seed)
         self.filled = key
 
@@ -214,13 +235,7 @@ class InputArena:
         """Copy the staged inputs into the frozen sandbox's input region."""
         pid, region = sandbox.host_pid, sandbox.inputs_address
         try:
-            if not self.windowed:
-                remote_memory.write(pid, region, self.staging.data_ptr(), layout_bytes(layout))
-                return
-            # Straight from the pool's windows: no staging copy on the way.
-            for window, place in zip(self.tensors(layout), self.placements(layout), strict=True):
-                size = window.numel() * window.element_size()
-                remote_memory.write(pid, region + place["offset"], window.data_ptr(), size)
+            remote_memory.write(pid, region, self.staging.data_ptr(), layout_bytes(layout))
         except remote_memory.RemoteMemoryError as exc:
             raise Unplaceable(str(exc)) from None
 
