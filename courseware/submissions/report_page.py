@@ -255,6 +255,10 @@ def correctness_rows(correctness: dict[str, Any] | None) -> list[Row]:
         rows.append(
             Row(_("Timed calls whose output was checked"), str(correctness["timed_calls_verified"]))
         )
+    if correctness.get("timed_calls_spot_checked") is not None:
+        rows.append(
+            Row(_("Timed calls spot-checked"), str(correctness["timed_calls_spot_checked"]))
+        )
     if correctness.get("sampled_positions") is not None:
         rows.append(Row(_("Positions sampled in each"), str(correctness["sampled_positions"])))
     for key, label in (

@@ -65,6 +65,89 @@ def checked_span(
 SPARSE_FACTOR, SPARSE_SLACK = 2, 64 << 10
 
 
+# An output's values may lie in at most this many separate pieces (rows of a padded view):
+# each is one iovec of a read, and a view strided element by element is not a result.
+MAX_PIECES = 1 << 20
+
+
+@dataclass(frozen=True)
+class ElementPieces:
+    """Where exactly an output's values lie: ``count`` pieces of ``piece`` elements each,
+    starting at ``starts`` (element offsets from its address), in the order that, laid end
+    to end, makes the tensor ``packed_shape`` (contiguous), which ``assemble`` turns into
+    the described shape. Reading just these pieces reads its values and nothing between
+    them (issue 29, class 2: padding the trusted side faulted in showed which call it read).
+    """
+
+    starts: torch.Tensor  # int64, one per piece
+    piece: int  # elements per piece
+    packed_shape: tuple[int, ...]
+    order: tuple[int, ...]  # the described dims the packed dims are, outermost first
+    shape: tuple[int, ...]  # the described shape
+
+    def assemble(self, packed: torch.Tensor) -> torch.Tensor:
+        """The described tensor from its pieces read end to end (a view where possible)."""
+        values = packed.view(self.packed_shape)
+        # Put the packed dims back in described order; dims of size 1, and broadcast dims
+        # (stride 0, read once), come back as size-1 dims expanded to their size.
+        ranks = sorted(range(len(self.order)), key=lambda k: self.order[k])
+        values = values.permute(ranks) if self.order else values
+        full = [1] * len(self.shape)
+        for dim in self.order:
+            full[dim] = self.shape[dim]
+        return values.reshape(full).expand(self.shape)
+
+
+def element_pieces(shape: list[int], strides: list[int]) -> ElementPieces:
+    """The pieces of a strided tensor's values (see :class:`ElementPieces`); raises
+    OutputUnreadable for values that overlap in memory or lie in too many pieces."""
+    dims = sorted(
+        (d for d in range(len(shape)) if shape[d] > 1 and strides[d] != 0),
+        key=lambda d: (-strides[d], -d),
+    )
+    reach = 1  # elements spanned by the dims inside the current one
+    for dim in reversed(dims):
+        if strides[dim] < reach:
+            raise OutputUnreadable(
+                "its values overlap in memory (a view whose strides reuse elements); return "
+                "a tensor with one place per value, e.g. with .contiguous()"
+            )
+        reach = (shape[dim] - 1) * strides[dim] + reach
+    piece, inner = 1, len(dims)
+    while inner > 0 and strides[dims[inner - 1]] == piece:
+        inner -= 1
+        piece *= shape[dims[inner]]
+    outer = dims[:inner]
+    count = math.prod(shape[d] for d in outer)
+    if count > MAX_PIECES:
+        raise OutputUnreadable(
+            f"its values lie in {count} separate pieces of memory (a view with gaps between "
+            "elements); return a contiguous tensor, e.g. with .contiguous()"
+        )
+    starts = torch.zeros((), dtype=torch.int64)
+    for dim in outer:
+        step = torch.arange(shape[dim], dtype=torch.int64) * strides[dim]
+        starts = (starts.unsqueeze(-1) + step).reshape(-1)
+    return ElementPieces(
+        starts=starts.reshape(-1),
+        piece=piece,
+        packed_shape=tuple(shape[d] for d in dims),
+        order=tuple(dims),
+        shape=tuple(shape),
+    )
+
+
+def element_offsets(shape: list[int], strides: list[int], flat: torch.Tensor) -> torch.Tensor:
+    """The element offsets, from the tensor's address, of the values at row-major indices
+    ``flat`` (int64)."""
+    offsets = torch.zeros_like(flat)
+    rest = flat.clone()
+    for size, stride in zip(reversed(shape), reversed(strides), strict=True):
+        offsets += (rest % size) * stride
+        rest //= size
+    return offsets
+
+
 class SettleFailed(Exception):
     """The sandbox's submitted device work could not be confirmed finished (``timed_out``:
     it was still running when the budget ran out)."""
@@ -110,6 +193,12 @@ class InputStage(Protocol):
 
     def placed(self, layout: Layout, sandbox: SandboxRef, index: int = 0) -> list[torch.Tensor]:
         """Set ``index``'s inputs as they are now, to see whether a call wrote them."""
+
+    def placed_sample(
+        self, layout: Layout, sandbox: SandboxRef, index: int, picks: list[torch.Tensor]
+    ) -> list[torch.Tensor]:
+        """Set ``index``'s inputs as they are now at the row-major indices ``picks`` (one
+        int64 tensor per input), reading nothing else of the sandbox's memory."""
 
     def scrub(self, sandbox: SandboxRef) -> None:
         """Clear all the sandbox can see of earlier inputs, before it loads new code (raises
@@ -202,6 +291,12 @@ class Device(Protocol):
     ) -> torch.Tensor:
         """The output the sandbox described, read while it is frozen (raises
         OutputUnreadable); a view valid until the next read."""
+
+    def read_sample(
+        self, described: dict[str, Any], sandbox: SandboxRef, cap_bytes: int, flat: torch.Tensor
+    ) -> torch.Tensor:
+        """The output's values at the row-major indices ``flat`` (int64), read while the
+        sandbox is frozen, touching no other byte of its memory (raises OutputUnreadable)."""
 
     def memory_problem(self, sandbox: SandboxRef, limit_mb: int) -> str | None:
         """A message for the student when the sandbox holds more device memory than

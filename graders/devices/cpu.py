@@ -72,6 +72,11 @@ class CpuDevice:
     ) -> torch.Tensor:
         return arena.read_output(described, sandbox.host_pid, cap_bytes, into=self.outputs_back)
 
+    def read_sample(
+        self, described: dict[str, Any], sandbox: SandboxRef, cap_bytes: int, flat: torch.Tensor
+    ) -> torch.Tensor:
+        return arena.read_sample(described, sandbox.host_pid, cap_bytes, flat)
+
     def memory_problem(self, sandbox: SandboxRef, limit_mb: int) -> str | None:
         return None  # host memory is the cgroup's (or RLIMIT_AS's) to hold
 

@@ -148,6 +148,16 @@ class CudaStage:
     def placed(self, layout: Layout, sandbox: SandboxRef, index: int = 0) -> list[torch.Tensor]:
         return self._views(layout, index)
 
+    def placed_sample(
+        self, layout: Layout, sandbox: SandboxRef, index: int, picks: list[torch.Tensor]
+    ) -> list[torch.Tensor]:
+        # The trusted side's own mapping of device memory: reading it faults nothing the
+        # sandbox can see, so the whole input is indexed where it lies.
+        return [
+            view.reshape(-1)[pick.to(view.device)]
+            for view, pick in zip(self._views(layout, index), picks, strict=True)
+        ]
+
     def scrub(self, sandbox: SandboxRef) -> None:
         """Zero every set before a sandbox loads new code: the bench's sandboxes all map this
         memory, and it still holds the last grading's inputs."""
@@ -307,6 +317,12 @@ class CudaDevice:
         raw = self._mapped(address, span, sandbox)
         values = raw[: span - span % dtype.itemsize].view(dtype).as_strided(shape, strides)
         return values.clone()  # a copy of ours: the next call may reuse the sandbox's memory
+
+    def read_sample(
+        self, described: dict[str, Any], sandbox: SandboxRef, cap_bytes: int, flat: torch.Tensor
+    ) -> torch.Tensor:
+        values = self.read_output(described, sandbox, cap_bytes)
+        return values.reshape(-1)[flat.to(values.device)]
 
     def _mapped(self, address: int, span: int, sandbox: SandboxRef) -> torch.Tensor:
         """The ``span`` bytes at the sandbox's ``address``, through our own mapping of the

@@ -46,6 +46,8 @@ from graders.devices.base import (
     SandboxRef,
     Unplaceable,
     checked_span,
+    element_offsets,
+    element_pieces,
 )
 from graders.harness import inputs as harness_inputs
 from graders.sandbox import remote_memory
@@ -253,6 +255,11 @@ class InputArena:
         except remote_memory.RemoteMemoryError as exc:
             raise Unplaceable(str(exc)) from None
 
+    def placed_sample(
+        self, layout: Layout, sandbox: SandboxRef, index: int, picks: list[torch.Tensor]
+    ) -> list[torch.Tensor]:
+        return read_inputs_sample(layout, self.placements(layout), sandbox, picks)
+
     def placed(self, layout: Layout, sandbox: SandboxRef, index: int = 0) -> list[torch.Tensor]:
         """The inputs as they now are in the sandbox's region (to see whether a call wrote them)."""
         try:
@@ -262,6 +269,28 @@ class InputArena:
         except remote_memory.RemoteMemoryError as exc:
             raise Unplaceable(str(exc)) from None
         return self._views(flat, layout)
+
+
+def read_inputs_sample(
+    layout: Layout,
+    placements: list[dict[str, Any]],
+    sandbox: SandboxRef,
+    picks: list[torch.Tensor],
+) -> list[torch.Tensor]:
+    """The placed inputs' values at the row-major indices ``picks`` (one tensor per input),
+    read from the frozen sandbox's region and nothing else of its memory."""
+    values = []
+    for item, place, pick in zip(layout, placements, picks, strict=True):
+        dtype = harness_inputs.DTYPES[item["dtype"]]
+        got = torch.empty(pick.numel(), dtype=dtype)
+        start, size = sandbox.inputs_address + place["offset"], dtype.itemsize
+        where = [(start + index * size, size) for index in pick.tolist()]
+        try:
+            remote_memory.read_pieces(sandbox.host_pid, where, got.data_ptr())
+        except remote_memory.RemoteMemoryError as exc:
+            raise Unplaceable(str(exc)) from None
+        values.append(got)
+    return values
 
 
 def read_bytes(pid: int, address: int, size: int) -> torch.Tensor:
@@ -281,10 +310,14 @@ class ReadBuffer:
     def __init__(self) -> None:
         self.buffer = torch.empty(0, dtype=torch.uint8)
 
-    def read(self, pid: int, address: int, size: int) -> torch.Tensor:
+    def space(self, size: int) -> torch.Tensor:
+        """The first ``size`` bytes of the buffer, grown (and faulted in) when too small."""
         if self.buffer.numel() < size:
             self.buffer = torch.zeros(size, dtype=torch.uint8)  # zeroed: faulted in now, once
-        view = self.buffer[:size]
+        return self.buffer[:size]
+
+    def read(self, pid: int, address: int, size: int) -> torch.Tensor:
+        view = self.space(size)
         remote_memory.read_into(pid, address, view.data_ptr(), size)
         return view
 
@@ -296,19 +329,43 @@ def read_output(
 
     ``described`` has passed graders.sandbox.protocol; its address, shape and strides are still the
     student's word, so the span is checked against ``cap_bytes`` before anything is read, and
-    whatever is read is only ever interpreted as plain numbers of the stated dtype. Read
-    ``into`` a buffer, it is a view of that buffer, valid until its next read; else a tensor
-    of its own.
+    whatever is read is only ever interpreted as plain numbers of the stated dtype. Only the
+    bytes of its values are read (:func:`graders.devices.base.element_pieces`), never what
+    lies between them. Read ``into`` a buffer, it is a view of that buffer, valid until its
+    next read; else a tensor of its own.
     """
     dtype, shape, strides, span = checked_span(described, cap_bytes)
     if span == 0:
         return torch.empty(shape, dtype=dtype)
+    pieces = element_pieces(shape, strides)
+    piece_bytes = pieces.piece * dtype.itemsize
+    size = pieces.starts.numel() * piece_bytes
+    buffer = into.space(size) if into is not None else torch.empty(size, dtype=torch.uint8)
+    address = described["address"]
+    where = [(address + start * dtype.itemsize, piece_bytes) for start in pieces.starts.tolist()]
     try:
-        if into is not None:
-            flat = into.read(pid, described["address"], span)
-        else:
-            flat = read_bytes(pid, described["address"], span)
+        remote_memory.read_pieces(pid, where, buffer.data_ptr())
     except remote_memory.RemoteMemoryError as exc:
         raise OutputUnreadable(f"its memory could not be read: {exc}") from None
-    values = flat[: span - span % dtype.itemsize].view(dtype).as_strided(shape, strides)
+    values = pieces.assemble(buffer.view(dtype))
     return values if into is not None else values.clone()
+
+
+def read_sample(
+    described: dict[str, Any], pid: int, cap_bytes: int, flat: torch.Tensor
+) -> torch.Tensor:
+    """The output's values at the row-major indices ``flat``, and only those bytes, read
+    while the sandbox is frozen: a spot check of a timed call (graders/grading/phases.py)."""
+    dtype, shape, strides, _ = checked_span(described, cap_bytes)
+    values = torch.empty(flat.numel(), dtype=dtype)
+    if flat.numel() == 0:
+        return values
+    offsets = element_offsets(shape, strides, flat)
+    address, size = described["address"], dtype.itemsize
+    try:
+        remote_memory.read_pieces(
+            pid, [(address + offset * size, size) for offset in offsets.tolist()], values.data_ptr()
+        )
+    except remote_memory.RemoteMemoryError as exc:
+        raise OutputUnreadable(f"its memory could not be read: {exc}") from None
+    return values

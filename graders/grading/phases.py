@@ -40,6 +40,9 @@ from graders.spec.exercise import ExerciseSpec
 from graders.spec.layouts import input_layout
 
 _SAMPLE_PROBABILITY = 0.2
+# Values of each timed call's output (and of each input) compared in its spot check: one
+# wrong value in a thousand is found with a chance of 98 %, a stale answer at once.
+_SPOT_VALUES = 4096
 _DISTURBED_FRACTION = 0.02  # preempted for more than 2% of a call: measure it again
 # Stall a call may show before it counts as preempted: less than a scheduler time slice,
 # more than the kernel's own work on the core around a thaw and a freeze.
@@ -457,6 +460,57 @@ class Grader:
                 )
         return result
 
+    def spot_check(
+        self,
+        run: Run,
+        layout: list[dict[str, Any]],
+        seed: int,
+        meta: dict[str, Any],
+        where: str,
+        index: int = 0,
+    ) -> None:
+        """Check a secret sample of the output of the call just made (the sandbox is still
+        frozen), and of its inputs, against the reference on the same inputs; anything amiss
+        is then checked in full by :meth:`verify`, which words the student's message.
+
+        Every timed call gets this, so no call is safe to fake: an answer cached from an
+        earlier call, or skipped in calls the submission hopes are not read, is wrong in
+        most of its values, and a sample of them finds it at once. Only the sampled values'
+        bytes are read, never padding the submission could watch for faults.
+        """
+        originals, expected = self._expected(layout, seed)
+        if not correctness.check_description(meta, expected, self.device).passed:
+            self.verify(run, layout, seed, meta, where, index)
+            return
+        generator = torch.Generator().manual_seed(secrets.randbits(63))
+
+        def pick(count: int) -> torch.Tensor:
+            size = min(count, _SPOT_VALUES)
+            return torch.randint(0, max(count, 1), (size,), generator=generator)
+
+        picks = pick(expected.numel())
+        run.correctness["sampled_positions"] = picks.numel()
+        try:
+            got = self.dev.read_sample(meta, run, self.spec.limits.output_mb << 20, picks)
+        except OutputUnreadable:
+            got = None
+        want = expected.reshape(-1)[picks.to(expected.device)]
+        tol = correctness.tolerance_for(expected.dtype, self.spec.tolerance)
+        if got is None or not correctness.compare(got, want.to(got.device), tol).passed:
+            self.verify(run, layout, seed, meta, where, index)
+            return
+        if self.spec.allow_input_mutation:
+            return
+        samples = [pick(tensor.numel()) for tensor in originals]
+        with _region_reachable(where):
+            now = self.arena.placed_sample(layout, run, index, samples)
+        for before, after, sample in zip(originals, now, samples, strict=True):
+            if not torch.equal(
+                before.reshape(-1)[sample.to(before.device)], after.to(before.device)
+            ):
+                self.verify(run, layout, seed, meta, where, index)
+                return
+
     # ------------------------------------------------------------------ phases
     def start(self, run: Run) -> None:
         """Wait for the harness, measure the empty call, then let it import the submission."""
@@ -661,6 +715,7 @@ class TimedPhase:
         self.others: dict[str, list[float]] = {name: [] for name in companions}
         self.observed = 0.0
         self.verified = 0
+        self.spot_checked = 0
         self.disturbed: list[float] = []
 
     def companion_call(self, name: str, seeds: list[int], warm: bool) -> None:
@@ -707,15 +762,22 @@ class TimedPhase:
             # phase stays within 2x the limit so a worker's timeout holds.
             or time.monotonic() - self.began > 2 * limit
         )
-        # Which calls get verified is decided only now: the sandbox is frozen and its output
-        # is fixed in its memory, so it cannot compute just the calls that are checked.
+        # Which calls get verified in full is decided only now: the sandbox is frozen and its
+        # output is fixed in its memory, so it cannot compute just the calls that are checked.
+        # Every other call of the window is spot-checked, so none is safe to fake.
         pick = secrets.randbelow(1000) < _SAMPLE_PROBABILITY * 1000
+        full = None
         if stop or (pick and self.verified < policy.verified_samples - 1):
             self.verified += 1
-            where = f"{self.where}, timed call {len(self.times)}"
-            # Any call of the window may be the one checked: the pick is made now.
-            index = secrets.randbelow(len(seeds))
-            self.grader.verify(run, self.layout, seeds[index], done["outs"][index], where, index)
+            full = secrets.randbelow(len(seeds))  # any call of the window may be the one
+        where = f"{self.where}, timed call {len(self.times)}"
+        for index, seed in enumerate(seeds):
+            out = done["outs"][index]
+            if index == full:
+                self.grader.verify(run, self.layout, seed, out, where, index)
+            else:
+                self.grader.spot_check(run, self.layout, seed, out, where, index)
+        self.spot_checked += len(seeds) - (full is not None)
         return stop
 
     def _judge(self, timing: CallTiming) -> None:
@@ -738,6 +800,7 @@ class TimedPhase:
             run.flags.append("timing_inconsistent")
         run.timings["timing_s"] = time.monotonic() - self.began
         run.correctness["timed_calls_verified"] = self.verified
+        run.correctness["timed_calls_spot_checked"] = self.spot_checked
         others = self.others
         for name, companion in self.companions.items():
             if len(others[name]) < 3:  # a very busy machine: better noisy than nothing

@@ -47,7 +47,10 @@ class Correctness(TypedDict):
     max_rel_err: FloatOrText | None
     mismatch_fraction: NonNegative | None
     first_mismatch: Mismatch | None
-    timed_calls_verified: NotRequired[Count]
+    timed_calls_verified: NotRequired[Count]  # timed calls whose output was checked in full
+    # Timed calls spot-checked (a secret sample of their output and inputs), and how many
+    # values each sample held.
+    timed_calls_spot_checked: NotRequired[Count]
     sampled_positions: NotRequired[Count]
 
 

@@ -74,3 +74,33 @@ def read_into(pid: int, address: int, local_address: int, size: int) -> None:
     if address <= 0 or address + size >= 1 << 64:
         raise RemoteMemoryError(f"{address:#x} is not an address {size} bytes can come from")
     _copy(False, pid, local_address, address, size)
+
+
+_IOV_MAX = 1024  # iovecs one process_vm_readv takes (Linux's UIO_MAXIOV)
+
+
+def read_pieces(pid: int, pieces: list[tuple[int, int]], local_address: int) -> None:
+    """Copy each ``(address, size)`` piece of ``pid``'s memory, in order, back to back from
+    ``local_address``: exactly those bytes and no others, so that reading an output with
+    gaps (padding between rows) or a sample of its elements touches nothing else of the
+    sandbox's memory. A piece that cannot be read is an error, like :func:`read_into`."""
+    done = 0
+    for start in range(0, len(pieces), _IOV_MAX):
+        batch = pieces[start : start + _IOV_MAX]
+        remote = (_IoVec * len(batch))()
+        for slot, (address, size) in enumerate(batch):
+            if address <= 0 or size < 0 or address + size >= 1 << 64:
+                raise RemoteMemoryError(
+                    f"{address:#x} is not an address {size} bytes can come from"
+                )
+            remote[slot] = _IoVec(address, size)
+        total = sum(size for _, size in batch)
+        local = _IoVec(local_address + done, total)
+        moved = _libc.process_vm_readv(pid, ctypes.byref(local), 1, remote, len(batch), 0)
+        if moved != total:
+            code = ctypes.get_errno() if moved < 0 else errno.EFAULT
+            raise RemoteMemoryError(
+                f"{total} bytes in {len(batch)} pieces from {batch[0][0]:#x} could not be read "
+                f"({os.strerror(code)})"
+            )
+        done += total

@@ -211,3 +211,67 @@ def test_only_normal_family_floats_are_pooled() -> None:
         assert not arena.window_pool_suits(layout, memory_bound=True)
     assert not arena.window_pool_suits([{**POOLED[0], "dtype": "int32"}], memory_bound=True)
     assert not arena.window_pool_suits(POOLED, memory_bound=False)
+
+
+# A stand-in for a submission whose output rows are padded with whole pages it never
+# touches; once told, it says which of those pages are resident (mincore).
+_PADDED = """
+import ctypes, mmap, sys
+PAGE, ROWS = 4096, 3
+region = mmap.mmap(-1, ROWS * 3 * PAGE, mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+address = ctypes.addressof(ctypes.c_char.from_buffer(region))
+for row in range(ROWS):  # two pages of values, then a page of padding
+    values = (ctypes.c_float * 2048).from_address(address + row * 3 * PAGE)
+    for i in range(2048):
+        values[i] = row * 10000 + i
+print(address, flush=True)
+sys.stdin.readline()
+libc = ctypes.CDLL(None)
+libc.mincore.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p]
+vector = ctypes.create_string_buffer(ROWS * 3)
+assert libc.mincore(address, ROWS * 3 * PAGE, vector) == 0
+print(sum(vector.raw[row * 3 + 2] & 1 for row in range(ROWS)), flush=True)
+sys.stdin.readline()
+"""
+
+
+def test_only_an_outputs_values_are_read_never_the_padding_between_them() -> None:
+    """Issue 29, class 2: a read that faulted in padding inside the output's span told the
+    submission which call was checked. Full reads and spot checks read the values only."""
+    child = subprocess.Popen(
+        [sys.executable, "-c", _PADDED], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    assert child.stdout is not None and child.stdin is not None
+    try:
+        address = int(child.stdout.readline())
+        described = {
+            "type": "Tensor",
+            "shape": [3, 2048],
+            "strides": [3072, 1],
+            "dtype": "float32",
+            "device": "cpu",
+            "address": address,
+        }
+        want = torch.arange(2048, dtype=torch.float32) + 10000 * torch.arange(3.0)[:, None]
+        got = arena.read_output(described, child.pid, cap_bytes=1 << 20)
+        assert torch.equal(got, want)
+        picks = torch.randint(0, want.numel(), (500,))
+        sample = arena.read_sample(described, child.pid, 1 << 20, picks)
+        assert torch.equal(sample, want.reshape(-1)[picks])
+        child.stdin.write("\n")
+        child.stdin.flush()
+        assert int(child.stdout.readline()) == 0  # no padding page was faulted in
+    finally:
+        child.kill()
+        child.wait()
+
+
+def test_an_output_whose_values_overlap_is_refused() -> None:
+    values = torch.arange(10, dtype=torch.float32)
+    overlapping = values.as_strided((3, 4), (1, 1))
+    with pytest.raises(OutputUnreadable, match="overlap"):
+        arena.read_output(_described(overlapping), os.getpid(), cap_bytes=1 << 20)
+    broadcast = values[:4].expand(3, 4)  # stride 0: one place read for each column
+    assert torch.equal(arena.read_output(_described(broadcast), os.getpid(), 1 << 20), broadcast)
+    transposed = torch.arange(12.0).reshape(3, 4).t()
+    assert torch.equal(arena.read_output(_described(transposed), os.getpid(), 1 << 20), transposed)
