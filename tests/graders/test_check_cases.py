@@ -332,8 +332,14 @@ def test_the_sloppy_sample_fails_its_case(slug: str, case_name: str) -> None:
     for seed in SEEDS:
         tensors, expected = run_case(spec, case, seed)
         got = sloppy(*[t.clone() for t in tensors])
-        result = compare(got, expected, tolerance_for(expected.dtype, spec.tolerance))
-        # Not a near miss: NaN/inf or far off.
+        tol = tolerance_for(expected.dtype, spec.tolerance)
+        result = compare(got, expected, tol)
+        # Not a near miss: NaN/inf, or somewhere at least 5x beyond the tolerance. (Not a
+        # fixed 0.1: layernorm's offset_rows can only be so large before the reference's own
+        # float32 rounding fills the tolerance, and the one-pass variance misses by 6-15x.)
         assert not result.passed
         assert result.max_abs_err is not None
-        assert math.isinf(result.max_abs_err) or result.max_abs_err > 0.1, result.message
+        if not math.isinf(result.max_abs_err):
+            error = (got.double() - expected.double()).abs()
+            allowed = tol.atol + tol.rtol * expected.double().abs()
+            assert float((error / allowed).max()) >= 5, result.message
