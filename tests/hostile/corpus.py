@@ -12,11 +12,21 @@ docstring (first markdown cell for a notebook) starts with a TOML block:
     flags = ["timing_inconsistent"]   # optional: these must all be in the report's flags
     stdout = "substring"              # optional: the sandbox's stdout must contain it
     exercise = "vector-add"           # optional: vector-add (default), layernorm, softmax,
-                                      #   fusion-notebook
+                                      #   gelu-residual, softmax-pool, fusion-notebook
     zero_cells = ["test-fused"]       # optional (notebooks): these cells must score 0
+    compare = true                    # optional: time the reference and naive alongside (the
+                                      #   CPU curves of layernorm, softmax and gelu-residual
+                                      #   are relative to the reference: without it a correct
+                                      #   grading of them is a GraderError)
+    profile = true                    # optional: take the informative profile after the grade
+    max_disturbed = 2                 # optional: at most this many timed calls set aside as
+                                      #   preempted (a submission's own sleep is not preemption)
 
 Each attack that also does work does it slowly (a few milliseconds a call), so an honest
 measurement of it earns no performance points: any point a case gets is unearned credit.
+
+``softmax-pool`` is softmax at a timed size whose input (16 MiB) is large enough for the
+grader's window pool (graders/grading/arena.py); gelu-residual's quick copy is too (2 x 8 MiB).
 """
 
 from __future__ import annotations
@@ -55,10 +65,20 @@ _TIMED = {
     "vector-add": {r"timed = \{ n = 16777216 \}": "timed = { n = 4194304 }"},
     "layernorm": {r"timed = \{ rows = 4096, cols = 2048 \}": "timed = { rows = 256, cols = 512 }"},
     "softmax": {r"timed = \{ rows = 4096, cols = 2048 \}": "timed = { rows = 256, cols = 512 }"},
+    # Inputs of 16 MiB in all: the least a memory-bound exercise's timed phase takes windows
+    # of one pool for (arena.WINDOW_POOL_MIN_BYTES), so the cases of repeated_inputs see it.
+    "gelu-residual": {
+        r"timed = \{ rows = 2048, cols = 2048 \}": "timed = { rows = 2048, cols = 1024 }"
+    },
+    "softmax-pool": {
+        r"timed = \{ rows = 4096, cols = 2048 \}": "timed = { rows = 2048, cols = 2048 }"
+    },
 }
+# Quick copies that are a variant of another exercise (the folder they are copied from).
+_SLUG = {"softmax-pool": "softmax"}
 _NOTEBOOK = {r"cell_s = 60": "cell_s = 8", r"total_s = 180": "total_s = 60"}
 KEYS = {"class", "attack", "verdict", "points", "message", "flags", "stdout", "exercise",
-        "zero_cells"}  # fmt: skip
+        "zero_cells", "compare", "profile", "max_disturbed"}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -73,6 +93,9 @@ class Case:
     stdout: str | None = None
     exercise: str = "vector-add"
     zero_cells: tuple[str, ...] = ()
+    compare: bool = False
+    profile: bool = False
+    max_disturbed: int | None = None
 
     @property
     def name(self) -> str:
@@ -81,6 +104,8 @@ class Case:
     def expected(self) -> str:
         points = "any" if self.points is None else f"{self.points:g}"
         extra = f" {list(self.flags)}" if self.flags else ""
+        if self.max_disturbed is not None:
+            extra += f" disturbed<={self.max_disturbed}"
         return f"{self.verdict}/{points}{extra}"
 
 
@@ -119,6 +144,9 @@ def load_case(path: Path) -> Case:
             "exercise", "fusion-notebook" if path.suffix == ".ipynb" else "vector-add"
         ),
         zero_cells=tuple(data.get("zero_cells", ())),
+        compare=bool(data.get("compare", False)),
+        profile=bool(data.get("profile", False)),
+        max_disturbed=int(data["max_disturbed"]) if "max_disturbed" in data else None,
     )
 
 
@@ -157,7 +185,8 @@ class Exercises:
                 folder = _copy(where, slug, _NOTEBOOK, "notebook.toml")
                 self._specs[slug] = load_notebook_exercise(folder)
             else:
-                folder = _copy(where, slug, {**_CODE, **_TIMED[slug]}, "exercise.toml")
+                original = _SLUG.get(slug, slug)
+                folder = _copy(where, original, {**_CODE, **_TIMED[slug]}, "exercise.toml")
                 self._specs[slug] = load_exercise(folder)
         return self._specs[slug]
 
@@ -189,15 +218,29 @@ def performance_points(report: dict[str, Any] | None) -> float:
     return float(performance.get("points") or 0.0)
 
 
+def disturbed_runs(report: dict[str, Any] | None) -> int:
+    """Timed calls the grading set aside as preempted and measured again."""
+    performance = (report or {}).get("performance") or {}
+    return int(performance.get("disturbed_runs") or 0)
+
+
 # scripts/gpu_check.sh sets it to "cuda" to run the corpus on a GPU; notebooks stay on CPU.
 DEVICE = os.environ.get("GRADERS_HOSTILE_DEVICE", "cpu")
 
 
-def run_grading(spec: ExerciseSpec | NotebookExerciseSpec, source: str | bytes) -> Outcome:
+def run_grading(
+    spec: ExerciseSpec | NotebookExerciseSpec,
+    source: str | bytes,
+    *,
+    compare: bool = False,
+    profile: bool = False,
+) -> Outcome:
+    """Grade ``source``; ``compare`` times the companions alongside, ``profile`` takes the
+    informative profile after the grade (both off unless a case asks)."""
     began = time.monotonic()
     device = DEVICE if isinstance(spec, ExerciseSpec) and DEVICE in spec.devices else "cpu"
     try:
-        report = dict(grade(spec, source, device=device, compare=False, profile=False))
+        report = dict(grade(spec, source, device=device, compare=compare, profile=profile))
     except GraderError as exc:
         return Outcome(None, str(exc), time.monotonic() - began)
     return Outcome(report, None, time.monotonic() - began)
@@ -208,7 +251,7 @@ def grade_case(case: Case, exercises: Exercises) -> Outcome:
     source: str | bytes = (
         case.path.read_bytes() if case.path.suffix == ".ipynb" else case.path.read_text()
     )
-    outcome = run_grading(spec, source)
+    outcome = run_grading(spec, source, compare=case.compare, profile=case.profile)
     outcome.problems = judge(case, outcome)
     return outcome
 
@@ -223,6 +266,11 @@ def judge(case: Case, outcome: Outcome) -> list[str]:
         problems.append(f"verdict {report['verdict']!r}, expected {case.verdict!r} ({message})")
     if case.points is not None and outcome.points != case.points:
         problems.append(f"{outcome.points:g} performance points, expected {case.points:g}")
+    disturbed = disturbed_runs(report)
+    if case.max_disturbed is not None and disturbed > case.max_disturbed:
+        problems.append(
+            f"{disturbed} timed calls set aside as disturbed, at most {case.max_disturbed}"
+        )
     if case.message is not None and case.message not in message:
         problems.append(f"message lacks {case.message!r}: {message!r}")
     missing = [flag for flag in case.flags if flag not in outcome.flags]

@@ -9,9 +9,23 @@ must leave nothing behind). No timing is asserted. See tests/hostile/corpus.py.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from .corpus import Case, Exercises, grade_case, grade_honest, load_cases
+from graders import ExerciseSpec
+
+from .corpus import (
+    _TIMED,
+    Case,
+    Exercises,
+    Outcome,
+    grade_case,
+    grade_honest,
+    judge,
+    load_case,
+    load_cases,
+)
 
 CASES = load_cases()
 
@@ -36,3 +50,31 @@ def test_every_class_has_two_attacks() -> None:
         classes[case.klass] = classes.get(case.klass, 0) + 1
     assert len(classes) >= 11, sorted(classes)
     assert all(count >= 2 for count in classes.values()), classes
+
+
+@pytest.mark.parametrize("name", sorted(_TIMED))
+def test_every_quick_copy_loads(name: str, tmp_path: Path) -> None:
+    """Each quick copy's edits still match its exercise.toml (no sandbox: fast)."""
+    spec = Exercises(tmp_path).get(name)
+    assert isinstance(spec, ExerciseSpec)
+    assert spec.limits.setup_s == 20
+
+
+def test_case_keys_are_read_and_judged(tmp_path: Path) -> None:
+    folder = tmp_path / "self_disturbed"
+    folder.mkdir()
+    path = folder / "probe.py"
+    path.write_text(
+        '"""\nclass = "self_disturbed"\nattack = "probe"\nverdict = "correct"\npoints = 0\n'
+        'exercise = "layernorm"\ncompare = true\nprofile = true\nmax_disturbed = 1\n"""\n'
+    )
+    case = load_case(path)
+    assert (case.compare, case.profile, case.max_disturbed) == (True, True, 1)
+    assert case.expected() == "correct/0 disturbed<=1"
+    performance = {"points": 0.0, "disturbed_runs": 3}
+    report = {"verdict": "correct", "message": None, "performance": performance}
+    assert judge(case, Outcome(report, None, 1.0)) == [
+        "3 timed calls set aside as disturbed, at most 1"
+    ]
+    performance["disturbed_runs"] = 1
+    assert judge(case, Outcome(report, None, 1.0)) == []
