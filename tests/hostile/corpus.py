@@ -19,8 +19,9 @@ docstring (first markdown cell for a notebook) starts with a TOML block:
                                       #   are relative to the reference: without it a correct
                                       #   grading of them is a GraderError)
     profile = true                    # optional: take the informative profile after the grade
-    max_disturbed = 2                 # optional: at most this many timed calls set aside as
-                                      #   preempted (a submission's own sleep is not preemption)
+    warm = true                       # optional: grade with warm runners (GRADERS_WARM=1),
+                                      #   right after an honest vector-add grading on the
+                                      #   same slot: two students in a row
 
 Each attack that also does work does it slowly (a few milliseconds a call), so an honest
 measurement of it earns no performance points: any point a case gets is unearned credit.
@@ -43,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from graders import ExerciseSpec, GraderError, grade, load_exercise
+from graders.grading import warm
 from graders.notebooks import NotebookExerciseSpec, load_notebook_exercise
 
 REPO = Path(__file__).resolve().parents[2]
@@ -78,7 +80,7 @@ _TIMED = {
 _SLUG = {"softmax-pool": "softmax"}
 _NOTEBOOK = {r"cell_s = 60": "cell_s = 8", r"total_s = 180": "total_s = 60"}
 KEYS = {"class", "attack", "verdict", "points", "message", "flags", "stdout", "exercise",
-        "zero_cells", "compare", "profile", "max_disturbed"}  # fmt: skip
+        "zero_cells", "compare", "profile", "warm"}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -95,7 +97,7 @@ class Case:
     zero_cells: tuple[str, ...] = ()
     compare: bool = False
     profile: bool = False
-    max_disturbed: int | None = None
+    warm: bool = False
 
     @property
     def name(self) -> str:
@@ -104,8 +106,8 @@ class Case:
     def expected(self) -> str:
         points = "any" if self.points is None else f"{self.points:g}"
         extra = f" {list(self.flags)}" if self.flags else ""
-        if self.max_disturbed is not None:
-            extra += f" disturbed<={self.max_disturbed}"
+        if self.warm:
+            extra += " (warm, after another student)"
         return f"{self.verdict}/{points}{extra}"
 
 
@@ -146,7 +148,7 @@ def load_case(path: Path) -> Case:
         zero_cells=tuple(data.get("zero_cells", ())),
         compare=bool(data.get("compare", False)),
         profile=bool(data.get("profile", False)),
-        max_disturbed=int(data["max_disturbed"]) if "max_disturbed" in data else None,
+        warm=bool(data.get("warm", False)),
     )
 
 
@@ -218,12 +220,6 @@ def performance_points(report: dict[str, Any] | None) -> float:
     return float(performance.get("points") or 0.0)
 
 
-def disturbed_runs(report: dict[str, Any] | None) -> int:
-    """Timed calls the grading set aside as preempted and measured again."""
-    performance = (report or {}).get("performance") or {}
-    return int(performance.get("disturbed_runs") or 0)
-
-
 # scripts/gpu_check.sh sets it to "cuda" to run the corpus on a GPU; notebooks stay on CPU.
 DEVICE = os.environ.get("GRADERS_HOSTILE_DEVICE", "cpu")
 
@@ -251,9 +247,33 @@ def grade_case(case: Case, exercises: Exercises) -> Outcome:
     source: str | bytes = (
         case.path.read_bytes() if case.path.suffix == ".ipynb" else case.path.read_text()
     )
-    outcome = run_grading(spec, source, compare=case.compare, profile=case.profile)
+    if case.warm:
+        outcome = _after_another_student(exercises, spec, source, case)
+    else:
+        outcome = run_grading(spec, source, compare=case.compare, profile=case.profile)
     outcome.problems = judge(case, outcome)
     return outcome
+
+
+def _after_another_student(
+    exercises: Exercises,
+    spec: ExerciseSpec | NotebookExerciseSpec,
+    source: str | bytes,
+    case: Case,
+) -> Outcome:
+    """Grade ``source`` with warm runners, right after an honest student on the same slot:
+    its runner was started ahead while the other student's grading ran (issue 29, class 7)."""
+    previous = os.environ.get("GRADERS_WARM")
+    os.environ["GRADERS_WARM"] = "1"
+    try:
+        run_grading(exercises.get("vector-add"), HONEST.read_text())
+        return run_grading(spec, source, compare=case.compare, profile=case.profile)
+    finally:
+        warm.close_all()
+        if previous is None:
+            del os.environ["GRADERS_WARM"]
+        else:
+            os.environ["GRADERS_WARM"] = previous
 
 
 def judge(case: Case, outcome: Outcome) -> list[str]:
@@ -266,11 +286,6 @@ def judge(case: Case, outcome: Outcome) -> list[str]:
         problems.append(f"verdict {report['verdict']!r}, expected {case.verdict!r} ({message})")
     if case.points is not None and outcome.points != case.points:
         problems.append(f"{outcome.points:g} performance points, expected {case.points:g}")
-    disturbed = disturbed_runs(report)
-    if case.max_disturbed is not None and disturbed > case.max_disturbed:
-        problems.append(
-            f"{disturbed} timed calls set aside as disturbed, at most {case.max_disturbed}"
-        )
     if case.message is not None and case.message not in message:
         problems.append(f"message lacks {case.message!r}: {message!r}")
     missing = [flag for flag in case.flags if flag not in outcome.flags]

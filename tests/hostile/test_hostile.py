@@ -66,15 +66,12 @@ def test_case_keys_are_read_and_judged(tmp_path: Path) -> None:
     path = folder / "probe.py"
     path.write_text(
         '"""\nclass = "self_disturbed"\nattack = "probe"\nverdict = "correct"\npoints = 0\n'
-        'exercise = "layernorm"\ncompare = true\nprofile = true\nmax_disturbed = 1\n"""\n'
+        'exercise = "layernorm"\ncompare = true\nprofile = true\nwarm = true\n"""\n'
     )
     case = load_case(path)
-    assert (case.compare, case.profile, case.max_disturbed) == (True, True, 1)
-    assert case.expected() == "correct/0 disturbed<=1"
-    performance = {"points": 0.0, "disturbed_runs": 3}
-    report = {"verdict": "correct", "message": None, "performance": performance}
-    assert judge(case, Outcome(report, None, 1.0)) == [
-        "3 timed calls set aside as disturbed, at most 1"
-    ]
-    performance["disturbed_runs"] = 1
+    assert (case.compare, case.profile, case.warm) == (True, True, True)
+    assert case.expected() == "correct/0 (warm, after another student)"
+    report = {"verdict": "correct", "message": None, "performance": {"points": 1.5}}
+    assert judge(case, Outcome(report, None, 1.0)) == ["1.5 performance points, expected 0"]
+    report["performance"] = {"points": 0.0}
     assert judge(case, Outcome(report, None, 1.0)) == []

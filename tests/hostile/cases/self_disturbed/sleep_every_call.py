@@ -5,7 +5,6 @@ verdict = "correct"
 points = 0
 exercise = "layernorm"
 compare = true
-max_disturbed = 4
 
 How it would gain: a timed call in which the sandbox sat idle for more than 2% of the
 window was taken for one preempted by the machine, set aside and measured again, until the
@@ -17,8 +16,9 @@ either way, a float64 LayerNorm row by row); sleeping_absorbs_checks.py turns th
 retries into points.
 
 What the engine must do: count a sleep of the submission's own as its own time. Every call
-is kept at what it took, the report says no call (or almost none: a real stall of the
-machine still counts) was disturbed, and the grading is correct with 0 points.
+is kept at what it took, and the grading is correct with 0 points. How many calls a real
+stall of the machine still sets aside depends on the machine's load, so it is not asserted
+here: tests/graders/test_containment.py checks that a sleep is never counted as a stall.
 """
 
 import time
