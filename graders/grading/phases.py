@@ -53,6 +53,8 @@ _CPU_SLACK_NS = 300_000  # counters are read a few microseconds apart from the c
 # In-process time below half the outside figure, less 1 ms, is a forged second opinion.
 _CLAIM_FLOOR, _CLAIM_SLACK_S = 0.5, 1e-3
 _WINDOW_NICE = -15  # the grading thread's priority inside a call's window
+# The profiled call's budget: at most _PROFILE_S, less when the timed calls were quick.
+_PROFILE_S, _PROFILE_FIXED_S, _PROFILE_CALLS = 30.0, 3.0, 20
 _FLOOR_S = 1e-9  # a call at or below the empty call's cost counts as this, never 0 or less
 
 
@@ -97,6 +99,7 @@ class Run:
     # the exercise's compile_s rather than setup_s, outside any timed window.
     compiles: bool = False
     baseline_ns: int = 0  # the median window of an empty call, measured before import
+    median_call_s: float | None = None  # the timed phase's figure, once it has one
     cpu_mark: int = 0  # the sandbox's CPU time when it was last frozen
     # What the trusted side did, in order ("fill", "place", "flush", "thaw", "go", "done",
     # "settle", "freeze", "read_output", ...): the protocol's order, kept for the tests.
@@ -658,7 +661,12 @@ class Grader:
         """Top operators of one call; informative only, so it earns and costs nothing."""
         layout = input_layout(self.spec, self.spec.sizes[self.device].timed)
         self.arena.fill(layout, secrets.randbits(63))
-        run.deadline = time.monotonic() + 30
+        # The grade is decided and the slot still held: a call that takes much longer than
+        # the timed ones (a sleep kept for the profile) is cut off and only the profile lost.
+        budget = _PROFILE_S
+        if run.median_call_s is not None:
+            budget = min(budget, _PROFILE_FIXED_S + _PROFILE_CALLS * run.median_call_s)
+        run.deadline = time.monotonic() + budget
         try:
             self.place_inputs(run, layout, "while profiling")
             self.thaw(run, "while profiling")
@@ -790,6 +798,7 @@ class TimedPhase:
     def figures(self) -> TimedFigures:
         run = self.run
         summary = measure.summarize(self.times)
+        run.median_call_s = summary.median_s
         if summary.median_s <= _FLOOR_S:  # typically faster than a call that does nothing
             run.flags.append("implausible_speed")
         claimed = measure.summarize(self.claimed).median_s
