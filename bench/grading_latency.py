@@ -1,8 +1,8 @@
 """Where one grading's wall time goes, before and after warm runners; and what reusing the
 companions' times costs in accuracy.
 
-.venv/bin/python -m bench.grading_latency [--before 0959196] [--pairs 5] [--reuse-pairs 8]
-    [--no-doc]
+.venv/bin/python -m bench.grading_latency [--before 0959196] [--before-warm] [--pairs 5]
+    [--reuse-pairs 8] [--no-doc]
 
 1. **Split by phase.** ``vector-add`` ``samples/fast.py`` graded the way the worker grades it
    (``compare=True``, ``profile=True``), at an earlier commit (a git worktree outside the
@@ -81,6 +81,7 @@ timed(arena.InputArena, "fill", "draw inputs")
 timed(arena.InputArena, "place", "copy inputs in")
 timed(flush_size.CacheFlusher, "flush", "flush cache")
 timed(phases.Grader, "verify", "verify outputs")
+timed(phases.Grader, "spot_check", "spot-check outputs")
 timed(phases.Grader, "profile", "profile")
 timed(phases.Grader, "load", "import submission")
 timed(phases.TimedPhase, "companion_call", "companion calls (all of it)")
@@ -139,7 +140,7 @@ def _child(root: Path, gradings: int, env: dict[str, str]) -> list[dict[str, Any
     return rows
 
 
-def split(before_commit: str, pairs: int) -> dict[str, Any]:
+def split(before_commit: str, pairs: int, before_warm: bool = False) -> dict[str, Any]:
     subprocess.run(
         ["git", "-C", str(REPO), "worktree", "add", "--detach", str(WORKTREE), before_commit],
         check=True,
@@ -149,18 +150,21 @@ def split(before_commit: str, pairs: int) -> dict[str, Any]:
     after: list[dict[str, Any]] = []
     try:
         for _ in range(pairs):
-            before += _child(WORKTREE, 1, {"GRADERS_WARM": "0"})
             # A worker grades many: the first of a process is cold, the rest find warm
             # runners. Three per process with a pause for the next runner, the first dropped.
-            warm_rows = _child(REPO, 3, {"GRADERS_WARM": "1", "LATENCY_PAUSE_S": "5"})
-            after += warm_rows[1:]
+            warm = {"GRADERS_WARM": "1", "LATENCY_PAUSE_S": "5"}
+            if before_warm:
+                before += _child(WORKTREE, 3, warm)[1:]
+            else:
+                before += _child(WORKTREE, 1, {"GRADERS_WARM": "0"})
+            after += _child(REPO, 3, warm)[1:]
     finally:
         subprocess.run(
             ["git", "-C", str(REPO), "worktree", "remove", "--force", str(WORKTREE)],
             check=False,
             capture_output=True,
         )
-    return {"commit": before_commit, "before": before, "after": after}
+    return {"commit": before_commit, "before": before, "after": after, "before_warm": before_warm}
 
 
 def _median(values: list[float]) -> float | None:
@@ -275,7 +279,8 @@ def markdown(result: dict[str, Any]) -> list[str]:
     if part:
         before, after = _phase_medians(part["before"]), _phase_medians(part["after"])
         lines += [
-            f"### One vector-add grading by phase, {part['commit']} (cold) against now (warm)",
+            f"### One vector-add grading by phase, {part['commit']} "
+            f"({'warm' if part.get('before_warm') else 'cold'}) against now (warm)",
             "",
             "`samples/fast.py` with `compare=True, profile=True` as the worker grades; medians "
             f"of {len(part['before'])} gradings before and {len(part['after'])} after, "
@@ -347,6 +352,8 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=5)
     parser.add_argument("--reuse-pairs", type=int, default=8)
     parser.add_argument("--no-doc", action="store_true")
+    # Both sides on warm runners: the cost of a change to the grading itself.
+    parser.add_argument("--before-warm", action="store_true")
     parser.add_argument("--only", choices=("split", "reuse"))
     args = parser.parse_args()
     result: dict[str, Any] = {
@@ -354,7 +361,7 @@ def main() -> None:
         "load_before": os.getloadavg()[0],
     }
     if args.only in (None, "split"):
-        result["split"] = split(args.before, args.pairs)
+        result["split"] = split(args.before, args.pairs, args.before_warm)
     if args.only in (None, "reuse"):
         result["reuse"] = reuse(args.reuse_pairs)
     Path("/tmp/grading_latency.json").write_text(json.dumps(result, indent=1))
