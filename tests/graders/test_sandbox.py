@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import time
 
 import pytest
 
@@ -107,3 +109,26 @@ def test_the_cores_apart_from_timing_leave_out_each_slots_core(
     assert sandbox.cores_apart_from_timing([0]) == {0, 1, 2}  # slot 0 times on the last core
     assert sandbox.cores_apart_from_timing([0, 1]) == {0, 1}
     assert sandbox.cores_apart_from_timing(range(4)) is None  # nothing would be left
+
+
+def test_the_pipe_readers_stay_off_the_sandboxs_timing_core() -> None:
+    """A sandbox writing to stdout wakes its reader thread: on the timing core it would stall
+    the call being timed, which the submission could cause at will (issue 29, class 3)."""
+    cores = sorted(os.sched_getaffinity(0))
+    if len(cores) < 2:
+        pytest.skip("one core: nowhere else to run")
+    read_end, write_end = os.pipe()
+    stream = os.fdopen(read_end, "rb")
+    reader = sandbox.CappedReader(stream, avoid_core=cores[-1])
+    reader.start()
+    try:
+        os.write(write_end, b"hello\n")
+        deadline = time.monotonic() + 5
+        while b"hello" not in reader.data and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert reader.native_id is not None
+        assert cores[-1] not in os.sched_getaffinity(reader.native_id)
+    finally:
+        os.close(write_end)
+        reader.join(timeout=5)
+        stream.close()
