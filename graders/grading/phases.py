@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import math
 import os
 import secrets
 import statistics
@@ -471,34 +472,45 @@ class Grader:
         meta: dict[str, Any],
         where: str,
         index: int = 0,
+        reference: tuple[Run, dict[str, Any]] | None = None,
     ) -> None:
-        """Check a secret sample of the output of the call just made (the sandbox is still
-        frozen), and of its inputs, against the reference on the same inputs; anything amiss
-        is then checked in full by :meth:`verify`, which words the student's message.
+        """Check a secret sample of the output of a call (the sandbox is still frozen), and of
+        its inputs, against the reference on the same inputs; anything amiss is then checked
+        in full by :meth:`verify`, which words the student's message.
 
         Every timed call gets this, so no call is safe to fake: an answer cached from an
         earlier call, or skipped in calls the submission hopes are not read, is wrong in
         most of its values, and a sample of them finds it at once. Only the sampled values'
         bytes are read, never padding the submission could watch for faults.
+
+        ``reference`` is the reference companion's sandbox and its output for the same set,
+        from the same round: its values are then read at the sample instead of the reference
+        being run here again (as long as a memory-bound call, on a CPU).
         """
-        originals, expected = self._expected(layout, seed)
-        if not correctness.check_description(meta, expected, self.device).passed:
-            self.verify(run, layout, seed, meta, where, index)
-            return
+        cap = self.spec.limits.output_mb << 20
         generator = torch.Generator().manual_seed(secrets.randbits(63))
 
         def pick(count: int) -> torch.Tensor:
             size = min(count, _SPOT_VALUES)
             return torch.randint(0, max(count, 1), (size,), generator=generator)
 
-        picks = pick(expected.numel())
+        picks, want = self._reference_sample(meta, reference, pick)
+        if want is None:
+            originals, expected = self._expected(layout, seed)
+            if not correctness.check_description(meta, expected, self.device).passed:
+                self.verify(run, layout, seed, meta, where, index)
+                return
+            picks = pick(expected.numel())
+            want = expected.reshape(-1)[picks.to(expected.device)]
+        else:
+            staged = self.arena.staged(layout, seed)
+            originals = staged if staged is not None else self.arena.regenerate(layout, seed)
         run.correctness["sampled_positions"] = picks.numel()
         try:
-            got = self.dev.read_sample(meta, run, self.spec.limits.output_mb << 20, picks)
+            got = self.dev.read_sample(meta, run, cap, picks)
         except OutputUnreadable:
             got = None
-        want = expected.reshape(-1)[picks.to(expected.device)]
-        tol = correctness.tolerance_for(expected.dtype, self.spec.tolerance)
+        tol = correctness.tolerance_for(want.dtype, self.spec.tolerance)
         if got is None or not correctness.compare(got, want.to(got.device), tol).passed:
             self.verify(run, layout, seed, meta, where, index)
             return
@@ -513,6 +525,29 @@ class Grader:
             ):
                 self.verify(run, layout, seed, meta, where, index)
                 return
+
+    def _reference_sample(
+        self,
+        meta: dict[str, Any],
+        reference: tuple[Run, dict[str, Any]] | None,
+        pick: Callable[[int], torch.Tensor],
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """(picks, the reference's values there) read from the reference companion's output,
+        or (empty, None) where there is none to read or the submission's output is not of its
+        kind (then the reference runs here, and a wrong kind is worded by verify)."""
+        nothing = torch.empty(0, dtype=torch.int64), None
+        if reference is None:
+            return nothing
+        companion, described = reference
+        if any(meta.get(key) != described.get(key) for key in ("type", "shape", "dtype", "device")):
+            return nothing
+        picks = pick(math.prod(described["shape"]))
+        try:
+            return picks, self.dev.read_sample(
+                described, companion, self.spec.limits.output_mb << 20, picks
+            )
+        except OutputUnreadable:
+            return nothing
 
     # ------------------------------------------------------------------ phases
     def start(self, run: Run) -> None:
@@ -634,28 +669,30 @@ class Grader:
                     stop = phase.student_call(seeds, warm)
                 else:
                     phase.companion_call(name, seeds, warm)
+            phase.check_round(seeds)
             if not warm and stop:
                 return phase.figures()
 
     def companion_call(
         self, companions: dict[str, Run], name: str, layout: list[dict[str, Any]], seeds: list[int]
-    ) -> float | None:
-        """One call of a trusted companion; on any failure drop it (never the student's fault)."""
+    ) -> tuple[float | None, dict[str, Any] | None]:
+        """One call of a trusted companion: (its time, None when disturbed; its ``done``). On
+        any failure drop it (never the student's fault): (None, None)."""
         companion = companions[name]
         companion.deadline = time.monotonic() + 60
         try:
-            _, timing = self.call(
+            done, timing = self.call(
                 companion, layout, seeds, flush=True, where=f"({name})", budget="timed_s"
             )
         except Outcome as failure:
             companion.flags.append(f"{name} failed: {failure.message}")
             del companions[name]
-            return None
+            return None, None
         seconds = timing.seconds()
         if timing.disturbed():
             companion.disturbed.append(seconds)
-            return None
-        return seconds
+            return None, done
+        return seconds, done
 
     def profile(self, run: Run) -> list[ProfileRow] | None:
         """Top operators of one call; informative only, so it earns and costs nothing."""
@@ -724,6 +761,10 @@ class TimedPhase:
         self.observed = 0.0
         self.verified = 0
         self.spot_checked = 0
+        # The submission's last call, to be checked at the end of its round (check_round),
+        # and the reference companion's output in that round, if it ran.
+        self.pending: tuple[dict[str, Any], int | None, str] | None = None
+        self.reference_done: dict[str, Any] | None = None
         self.disturbed: list[float] = []
 
     def companion_call(self, name: str, seeds: list[int], warm: bool) -> None:
@@ -736,9 +777,11 @@ class TimedPhase:
             self.reusing[name] = None  # the machine changed: measure it in full
         if not warm and measure.should_stop(checks, self.policy, 0.0, float("inf")):
             return  # its median is pinned down; stop spending time on it
-        seconds = self.grader.companion_call(self.companions, name, self.layout, seeds)
+        seconds, done = self.grader.companion_call(self.companions, name, self.layout, seeds)
         if seconds is not None and not warm:
             self.others[name].append(seconds)
+        if name == "reference" and done is not None:
+            self.reference_done = done  # its output: the expected values of this round
 
     def student_call(self, seeds: list[int], warm: bool) -> bool:
         """Time one call of the submission; True once the median is known well enough."""
@@ -778,15 +821,31 @@ class TimedPhase:
         if stop or (pick and self.verified < policy.verified_samples - 1):
             self.verified += 1
             full = secrets.randbelow(len(seeds))  # any call of the window may be the one
-        where = f"{self.where}, timed call {len(self.times)}"
+        # Checked once the round is over (check_round): the sandbox stays frozen until its
+        # next call, and the reference companion may by then have computed the same inputs.
+        self.pending = (done, full, f"{self.where}, timed call {len(self.times)}")
+        return stop
+
+    def check_round(self, seeds: list[int]) -> None:
+        """Check the submission's call of the round just over: in full where it was picked,
+        else a spot check, against the reference companion's output of the same round where
+        it ran (its inputs are still those staged), else the reference run here."""
+        pending, self.pending = self.pending, None
+        reference_done, self.reference_done = self.reference_done, None
+        if pending is None:
+            return  # a warm-up round
+        done, full, where = pending
+        companion = self.companions.get("reference")
         for index, seed in enumerate(seeds):
             out = done["outs"][index]
             if index == full:
-                self.grader.verify(run, self.layout, seed, out, where, index)
-            else:
-                self.grader.spot_check(run, self.layout, seed, out, where, index)
-        self.spot_checked += len(seeds) - (full is not None)
-        return stop
+                self.grader.verify(self.run, self.layout, seed, out, where, index)
+                continue
+            reference = None
+            if companion is not None and reference_done is not None:
+                reference = (companion, reference_done["outs"][index])
+            self.grader.spot_check(self.run, self.layout, seed, out, where, index, reference)
+            self.spot_checked += 1
 
     def _judge(self, timing: CallTiming) -> None:
         """Flags from what was read outside; each costs the performance points, never a crash."""

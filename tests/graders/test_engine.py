@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import tomllib
 
 import pytest
@@ -168,3 +169,31 @@ def test_a_failure_after_the_grade_costs_only_the_profile(quick_spec, monkeypatc
     assert report["profile"] is None
     assert any("profile could not be taken" in note for note in report["notes"])
     assert_valid(report)
+
+
+STALE_AFTER_FIRST = """
+import torch
+
+kept = {}
+
+
+def vector_add(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    if a.numel() < 100_000:  # the check sizes: exact
+        return a + b
+    if "out" not in kept:
+        kept["out"] = a + b  # the first timed call: exact, then returned again and again
+    return kept["out"]
+"""
+
+
+@pytest.mark.parametrize("compare", [False, True])
+def test_a_stale_answer_in_any_timed_call_is_caught(graded, compare: bool) -> None:
+    """Issue 29, class 2: every timed call is spot-checked, against the reference run here
+    or, with the companions timed alongside, against the reference companion's output of
+    the same round, so no call is safe to fake."""
+    report = graded(STALE_AFTER_FIRST, compare=compare)
+    assert report["verdict"] == "wrong", report["message"]
+    # Caught on the first call after the warm-up (measured or set aside as disturbed, it is
+    # checked either way), long before the call the phase stops on, which is always checked.
+    called = re.search(r"timed call (\d+)", report["message"] or "")
+    assert called is not None and int(called.group(1)) <= 1, report["message"]
