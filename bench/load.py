@@ -1,18 +1,20 @@
 """Load benchmark: many simulated students against the real stack on this machine.
 
 .venv/bin/python -m bench.load [--students 50] [--duration 150] [--ramp 30] [--workers 1]
-    [--note "..."]
+    [--embedded] [--note "..."]
 
 Starts its own stack (bench/load_stack.py: a fresh PostgreSQL database and Redis database
 number on the machine's servers, gunicorn, N grading workers on the contract's command line,
-beat), seeds an offering with the students (bench/load_seed.py), warms the grading and the
-web workers (`warm_up`), runs the students (bench/load_driver.py) for --duration seconds,
-follows the queue until it is empty, reads the submission rows (the truth) and reports: API
-and page latency p50/p99, submissions accepted per second, the drain time, gradings per
-minute per slot, submit-to-graded p50/p90 and the submissions lost. Prints a Markdown
-table, appends a record to bench/history.json and rewrites its section of
-docs/BENCHMARKS.md. Everything it started is stopped and its database dropped at the end, on
-an error or Ctrl-C too.
+beat; with --embedded, the stack `make run` starts instead: SQLite and kombu's filesystem
+broker in a fresh folder, runserver, one worker on make run's command line), seeds an
+offering with the students (bench/load_seed.py), warms the grading and the web workers
+(`warm_up`), runs the students (bench/load_driver.py) for --duration seconds, follows the
+queue until it is empty, reads the submission rows (the truth) and reports: API and page
+latency p50/p99, submissions accepted per second, the drain time, gradings per minute per
+slot, submit-to-graded p50/p90 and the submissions lost. Prints a Markdown table, appends a
+record to bench/history.json (its params' "stack" says which stack) and rewrites its section
+of docs/BENCHMARKS.md. Everything it started is stopped and its database dropped at the end,
+on an error or Ctrl-C too.
 
 Exit status 1 when a submission was lost or a process of the stack died during the run.
 Never a test: nothing here asserts on a time.
@@ -90,6 +92,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--conn-max-age", type=int, default=60, help="DATABASE_CONN_MAX_AGE (the settings': 60)"
     )
+    parser.add_argument(
+        "--embedded",
+        action="store_true",
+        help="make run's stack (SQLite, kombu's filesystem broker, runserver, one worker with "
+        "beat inside) instead of PostgreSQL, Redis and gunicorn; one worker only",
+    )
     parser.add_argument("--note", default="", help="e.g. what else ran on the machine")
     parser.add_argument("--history", type=Path, default=HISTORY)
     parser.add_argument("--doc", type=Path, default=DOC)
@@ -101,7 +109,14 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         parser.error("--students, --workers and --max-submissions must be at least 1")
     if args.duration <= 0 or args.poll <= 0 or args.think[0] > args.think[1]:
         parser.error("--duration and --poll must be positive, and --think MIN <= MAX")
+    if args.embedded and args.workers != 1:
+        parser.error("--embedded starts make run's one worker: --workers 1")
     return args
+
+
+def web_workers(args: argparse.Namespace) -> int:
+    """Gunicorn's processes; make run's runserver is one process (a thread per request)."""
+    return 1 if args.embedded else int(args.web_workers)
 
 
 def sample_codes(exercise: str, names: str) -> list[str]:
@@ -191,7 +206,7 @@ def warm_up(stack: Stack, people: list[Credentials], plan: Plan, workers: int) -
 
 
 def measure(args: argparse.Namespace, stack: Stack, plan_args: dict[str, Any]) -> dict[str, Any]:
-    people = people_of(stack, args.students, args.workers + 2 * args.web_workers)
+    people = people_of(stack, args.students, args.workers + 2 * web_workers(args))
     students = [credentials(p) for p in people if not p["warmup"]]
     tokens = {p["username"]: p["token"] for p in people}
     plan = Plan(base_url=stack.base_url, **plan_args)
@@ -218,11 +233,15 @@ def measure(args: argparse.Namespace, stack: Stack, plan_args: dict[str, Any]) -
         | {
             "students": args.students,
             "workers": args.workers,
-            "web_workers": args.web_workers,
+            "web_workers": web_workers(args),
             "samples": args.samples.split(","),
             "beat": not args.no_beat,
-            "conn_max_age": args.conn_max_age,
+            # SQLite: the settings' own (0, a connection per request); not set by the bench.
+            "conn_max_age": None if args.embedded else args.conn_max_age,
             "service_cores": sorted(stack.service_cores or ()),
+            # Which broker, database and web server (load_report.STACKS); records from
+            # before this field ran on "redis".
+            "stack": stack.config.mode,
         },
         recorder=recorder,
         db_rows=read_rows(stack.database_url),
@@ -266,11 +285,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         conn_max_age=args.conn_max_age,
         keep_logs=args.keep_logs,
         timing_cores_apart=not args.share_timing_cores,
+        embedded=args.embedded,
     )
     signal.signal(signal.SIGTERM, stop_on_sigterm)
     began = time.monotonic()
     with Stack(config) as stack:
-        say(f"stack up in {time.monotonic() - began:.0f} s (logs in {stack.run_dir})")
+        say(
+            f"{load_report.STACKS[config.mode]} up in {time.monotonic() - began:.0f} s "
+            f"(logs in {stack.run_dir})"
+        )
         if stack.service_cores:
             # The students' client stays off the timing cores as the web tier does.
             os.sched_setaffinity(0, stack.service_cores)

@@ -4,12 +4,16 @@ The database is the truth (contract of issue 14): what a row says decides whethe
 submission was lost. This reads the tables by their Django names with plain SQL, so the
 benchmark does not import the models another engineer is changing; if their shape changed
 beyond reading, `read_rows` returns None with the reason and the figures fall back to what
-the students' polls saw.
+the students' polls saw. PostgreSQL (the default stack) or SQLite (`--embedded`, make run's).
 """
 
 from __future__ import annotations
 
+import json
+import sqlite3
 import sys
+from datetime import UTC, datetime
+from typing import Any
 
 import psycopg
 
@@ -24,14 +28,52 @@ SELECT DISTINCT ON (submission_id) submission_id, duration_s, worker, report->'t
        report->'performance'->'companions_reused', verdict
 FROM submissions_grading ORDER BY submission_id, id
 """
+# The same on SQLite: no DISTINCT ON, and the JSON comes back as text (json_extract).
+SQLITE_GRADINGS = """
+SELECT submission_id, duration_s, worker, json_extract(report, '$.timings'),
+       json_extract(report, '$.performance.companions_reused'), verdict
+FROM submissions_grading
+WHERE id IN (SELECT MIN(id) FROM submissions_grading GROUP BY submission_id)
+"""
+SQLITE_PREFIX = "sqlite:///"
+
+
+def fetch(database_url: str) -> tuple[list[Any], dict[int, Any]]:
+    """The submission rows and each one's first grading (id -> its other columns)."""
+    if database_url.startswith(SQLITE_PREFIX):
+        path = database_url.removeprefix(SQLITE_PREFIX)
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30)
+        try:
+            submissions = [
+                (i, status, sqlite_time(created), sqlite_time(changed))
+                for i, status, created, changed in conn.execute(SUBMISSIONS).fetchall()
+            ]
+            gradings = {
+                row[0]: (*row[1:3], from_json(row[3]), from_json(row[4]), row[5])
+                for row in conn.execute(SQLITE_GRADINGS).fetchall()
+            }
+        finally:
+            conn.close()
+        return submissions, gradings
+    with psycopg.connect(database_url) as pg:
+        submissions = pg.execute(SUBMISSIONS).fetchall()
+        gradings = {row[0]: row[1:] for row in pg.execute(GRADINGS).fetchall()}
+    return submissions, gradings
+
+
+def sqlite_time(text: str) -> datetime:
+    """Django keeps an aware datetime in SQLite as UTC text without its offset."""
+    return datetime.fromisoformat(text).replace(tzinfo=UTC)
+
+
+def from_json(text: object) -> object:
+    return json.loads(text) if isinstance(text, str) else text
 
 
 def read_rows(database_url: str) -> dict[int, DbRow] | None:
     try:
-        with psycopg.connect(database_url) as conn:
-            submissions = conn.execute(SUBMISSIONS).fetchall()
-            gradings = {row[0]: row[1:] for row in conn.execute(GRADINGS).fetchall()}
-    except psycopg.Error as exc:
+        submissions, gradings = fetch(database_url)
+    except (psycopg.Error, sqlite3.Error) as exc:
         print(f"load bench: could not read the submission rows ({exc}); using the polls")
         sys.stdout.flush()
         return None

@@ -1,5 +1,7 @@
 """The real stack on loopback for the load benchmark: its own PostgreSQL database and Redis
-database number on the machine's servers, gunicorn, N grading workers and beat.
+database number on the machine's servers, gunicorn, N grading workers and beat; or, with
+`embedded` on, the stack `make run` starts (scripts/run_local.py): SQLite and kombu's
+filesystem broker in a fresh folder, Django's runserver, one worker with beat inside it.
 
 `Stack` is a context manager: leaving it (normally, on an error or on Ctrl-C) stops every
 process it started, drops its database and empties its Redis database. Children lead their own
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import importlib.util
 import os
 import re
 import shutil
@@ -23,7 +26,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import TracebackType
+from types import ModuleType, TracebackType
 
 import httpx
 import psycopg
@@ -57,6 +60,49 @@ class StackConfig:
     # grading slots do not time on, as `make run` and a deployment keep them (docs/DEPLOY.md).
     # Off, they share every core with the calls being timed.
     timing_cores_apart: bool = True
+    # On: `make run`'s stack instead (scripts/run_local.py): SQLite and the filesystem broker
+    # in the run's folder, runserver, one worker on make run's command line with beat inside
+    # (`beat` off drops --beat from it). postgres, redis_url, web_workers and conn_max_age
+    # are then unused.
+    embedded: bool = False
+
+    @property
+    def mode(self) -> str:
+        """What history records as the run's stack: "embedded" or "redis"."""
+        return "embedded" if self.embedded else "redis"
+
+
+# What `make run` leaves out of the environment: a newcomer's shell sets none of these, so the
+# settings fall back to SQLite in var/ and the filesystem broker in var/broker/.
+EMBEDDED_UNSET = (
+    "DATABASE_URL",
+    "DATABASE_CONN_MAX_AGE",
+    "REDIS_URL",
+    "CELERY_BROKER_URL",
+    "CELERY_FS_BROKER_DIR",
+    "DJANGO_DEBUG",
+)
+LOCAL_SETTINGS = "config.settings.local"  # the Makefile's DJANGO_SETTINGS_MODULE for make run
+
+
+def run_local() -> ModuleType:
+    """scripts/run_local.py, whose command lines the embedded stack starts (scripts/ is not a
+    package, so it is loaded from its path as tests/deploy does)."""
+    spec = importlib.util.spec_from_file_location("run_local", ROOT / "scripts" / "run_local.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@dataclass(frozen=True)
+class Launch:
+    """One long-running process of the stack: its whole command line, environment and cores."""
+
+    name: str
+    argv: list[str]
+    env: dict[str, str]
+    cores: set[int] | None = None
 
 
 def cores_off_timing(config: StackConfig) -> set[int] | None:
@@ -132,7 +178,13 @@ class Stack:
     service_cores: set[int] | None = None  # where gunicorn and beat run; None: anywhere
 
     @property
+    def var_dir(self) -> Path:
+        return self.run_dir / "var"
+
+    @property
     def database_url(self) -> str:
+        if self.config.embedded:  # the settings' default under COURSEWARE_VAR_DIR
+            return f"sqlite:///{self.var_dir / 'courseware.sqlite3'}"
         return f"{self.config.postgres.rstrip('/')}/{self.db_name}"
 
     @property
@@ -140,6 +192,8 @@ class Stack:
         return f"http://127.0.0.1:{self.port}"
 
     def env(self, **extra: str) -> dict[str, str]:
+        if self.config.embedded:
+            return self.embedded_env(**extra)
         # config.settings.base: production's settings without its Secure-only cookies, which
         # a client on plain http would never send back; DEBUG off as in production.
         env = {
@@ -149,13 +203,32 @@ class Stack:
             "DATABASE_URL": self.database_url,
             "DATABASE_CONN_MAX_AGE": str(self.config.conn_max_age),
             "REDIS_URL": self.config.redis_url,
-            "COURSEWARE_VAR_DIR": str(self.run_dir / "var"),
+            "COURSEWARE_VAR_DIR": str(self.var_dir),
             "GRADING_DEVICE_KIND": "cpu",
             "GRADERS_WORKER_KIND": "cpu",
             "LOG_LEVEL": "INFO",
             "PYTHONUNBUFFERED": "1",
         }
         env.pop("CELERY_BROKER_URL", None)  # REDIS_URL decides the broker
+        env.update(extra)
+        return env
+
+    def embedded_env(self, **extra: str) -> dict[str, str]:
+        """make run's environment: no database or broker named, so the settings' embedded
+        defaults apply under a var/ folder of this run's own (a fresh SQLite file and broker
+        folder); the Makefile's settings module (DEBUG on, as a newcomer runs it)."""
+        env = {key: value for key, value in os.environ.items() if key not in EMBEDDED_UNSET}
+        env.update(
+            {
+                "DJANGO_SETTINGS_MODULE": LOCAL_SETTINGS,
+                "COURSEWARE_VAR_DIR": str(self.var_dir),
+                "GRADING_DEVICE_KIND": "cpu",
+                "GRADERS_WORKER_KIND": "cpu",
+                "GRADERS_SLOT": str(self.config.first_slot),
+                "LOG_LEVEL": "INFO",
+                "PYTHONUNBUFFERED": "1",
+            }
+        )
         env.update(extra)
         return env
 
@@ -180,81 +253,122 @@ class Stack:
         self.stop()
 
     def start(self) -> None:
-        drop_orphaned_databases(self.config.postgres)
-        with admin_connection(self.config.postgres) as conn:
-            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(self.db_name)))
-        self.database_created = True
-        redis.Redis.from_url(self.config.redis_url).flushdb()
+        if not self.config.embedded:
+            drop_orphaned_databases(self.config.postgres)
+            with admin_connection(self.config.postgres) as conn:
+                conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(self.db_name)))
+            self.database_created = True
+            redis.Redis.from_url(self.config.redis_url).flushdb()
+        # What make run and deploy/web.sh do before the processes start (the demo offering
+        # comes with the students: bench/load_seed.py).
         self.manage("migrate", "--noinput")
         self.manage("sync_content")
         self.port = self.config.port or free_port()
         self.service_cores = cores_off_timing(self.config)
-        self.spawn(
-            "web",
-            [
-                "-m",
-                "gunicorn",
-                "config.wsgi:application",
-                "--bind",
-                f"127.0.0.1:{self.port}",
-                "--workers",
-                str(self.config.web_workers),
-                "--timeout",
-                "120",
-                "--access-logfile",
-                "-",  # as deploy/web.sh serves: into web.log
-            ],
-            self.env(),
-            cores=self.service_cores,
-        )
-        first = self.config.first_slot
-        for slot in range(first, first + self.config.workers):
-            # The contract's worker command line: one process per slot, prefetch one.
-            self.spawn(
-                f"worker-{slot}",
-                [
-                    "-m",
-                    "celery",
-                    "-A",
-                    "config",
-                    "worker",
-                    "-Q",
-                    "cpu",
-                    "--concurrency",
-                    "1",
-                    "--prefetch-multiplier",
-                    "1",
-                    "--hostname",
-                    f"cpu-{slot}@%h",
-                    "--pool",
-                    "prefork",
-                    "--loglevel",
-                    "INFO",
-                ],
-                # As deploy/worker.sh starts a cpu worker: its slot, and no GPU in sight.
-                self.env(GRADERS_SLOT=str(slot), CUDA_VISIBLE_DEVICES=""),
-            )
-        if self.config.beat:
-            self.spawn(
-                "beat",
-                [
-                    "-m",
-                    "celery",
-                    "-A",
-                    "config",
-                    "beat",
-                    "--schedule",
-                    str(self.run_dir / "celerybeat-schedule"),
-                    "--loglevel",
-                    "INFO",
-                ],
-                self.env(),
-                cores=self.service_cores,
-            )
+        for launch in self.launches():
+            self.spawn(launch)
         self.wait_for_web()
         for process in self.processes:
             if process.name.startswith("worker-"):
                 self.wait_for_log(process, " ready.")
+
+    def launches(self) -> list[Launch]:
+        """The processes to start, web first; self.port and self.service_cores are set."""
+        if self.config.embedded:
+            return self.embedded_launches()
+        python = sys.executable
+        launches = [
+            Launch(
+                "web",
+                [
+                    python,
+                    "-m",
+                    "gunicorn",
+                    "config.wsgi:application",
+                    "--bind",
+                    f"127.0.0.1:{self.port}",
+                    "--workers",
+                    str(self.config.web_workers),
+                    "--timeout",
+                    "120",
+                    "--access-logfile",
+                    "-",  # as deploy/web.sh serves: into web.log
+                ],
+                self.env(),
+                self.service_cores,
+            )
+        ]
+        first = self.config.first_slot
+        for slot in range(first, first + self.config.workers):
+            # The contract's worker command line: one process per slot, prefetch one.
+            launches.append(
+                Launch(
+                    f"worker-{slot}",
+                    [
+                        python,
+                        "-m",
+                        "celery",
+                        "-A",
+                        "config",
+                        "worker",
+                        "-Q",
+                        "cpu",
+                        "--concurrency",
+                        "1",
+                        "--prefetch-multiplier",
+                        "1",
+                        "--hostname",
+                        f"cpu-{slot}@%h",
+                        "--pool",
+                        "prefork",
+                        "--loglevel",
+                        "INFO",
+                    ],
+                    # As deploy/worker.sh starts a cpu worker: its slot, and no GPU in sight.
+                    self.env(GRADERS_SLOT=str(slot), CUDA_VISIBLE_DEVICES=""),
+                )
+            )
+        if self.config.beat:
+            launches.append(
+                Launch(
+                    "beat",
+                    [
+                        python,
+                        "-m",
+                        "celery",
+                        "-A",
+                        "config",
+                        "beat",
+                        "--schedule",
+                        str(self.run_dir / "celerybeat-schedule"),
+                        "--loglevel",
+                        "INFO",
+                    ],
+                    self.env(),
+                    self.service_cores,
+                )
+            )
+        return launches
+
+    def embedded_launches(self) -> list[Launch]:
+        """make run's two processes on its own command lines (scripts/run_local.py): runserver
+        on the cores apart from the slot's timing core, and one worker (beat inside it)
+        wherever the kernel puts it."""
+        local = run_local()
+        python = sys.executable
+        return [
+            Launch(
+                "web",
+                local.web_command(python, "127.0.0.1", str(self.port)),
+                self.env(),
+                self.service_cores,
+            ),
+            Launch(
+                f"worker-{self.config.first_slot}",
+                local.worker_command(python, "cpu", self.var_dir, beat=self.config.beat),
+                self.env(),
+            ),
+        ]
 
     def manage(self, *args: str, timeout: float = 600) -> str:
         """A management command, as deploy/web.sh runs them; its output, or StackError."""
@@ -287,28 +401,27 @@ class Stack:
             raise StackError(f"python {' '.join(args)} failed:\n{done.stderr[-4000:]}")
         return done.stdout
 
-    def spawn(
-        self, name: str, args: list[str], env: dict[str, str], cores: set[int] | None = None
-    ) -> None:
-        """Start a child leading its own process group; `cores`: its CPU affinity."""
+    def spawn(self, launch: Launch) -> None:
+        """Start a child leading its own process group, on `launch.cores` when given."""
+        cores = launch.cores
 
         def before_exec() -> None:
             die_with_parent()
             if cores:
                 os.sched_setaffinity(0, cores)
 
-        log = self.run_dir / f"{name}.log"
+        log = self.run_dir / f"{launch.name}.log"
         with log.open("ab") as out:
             popen = subprocess.Popen(
-                [sys.executable, *args],
+                launch.argv,
                 cwd=ROOT,
-                env=env,
+                env=launch.env,
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
                 preexec_fn=before_exec,
             )
-        self.processes.append(Process(name, popen, log))
+        self.processes.append(Process(launch.name, popen, log))
 
     def check_alive(self, process: Process) -> None:
         if process.popen.poll() is not None:
@@ -350,8 +463,9 @@ class Stack:
         try:
             self.stop_processes()
             self.drop_database()
-            with contextlib.suppress(redis.RedisError):
-                redis.Redis.from_url(self.config.redis_url).flushdb()
+            if not self.config.embedded:  # the embedded database and broker are in run_dir
+                with contextlib.suppress(redis.RedisError):
+                    redis.Redis.from_url(self.config.redis_url).flushdb()
             if self.failed or self.config.keep_logs:
                 print(f"load bench: logs kept in {self.run_dir}", file=sys.stderr)
             else:

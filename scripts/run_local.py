@@ -36,6 +36,34 @@ def web_cores() -> set[int] | None:
     return cores_apart_from_timing([int(os.environ.get("GRADERS_SLOT") or 0)])
 
 
+def web_command(python: str, host: str, port: str) -> list[str]:
+    """Django's own server, one process answering each request on a thread of its own.
+    bench/load.py --embedded starts the same command line."""
+    return [python, "manage.py", "runserver", f"{host}:{port}", "--noreload"]
+
+
+def worker_command(python: str, queue: str, var: Path, *, beat: bool = True) -> list[str]:
+    """One worker, one grading at a time, with the beat scheduler inside it (one process fewer
+    on a laptop). bench/load.py --embedded starts the same command line."""
+    return [
+        python,
+        "-m",
+        "celery",
+        "-A",
+        "config",
+        "worker",
+        "-Q",
+        f"{queue},lti",  # and the LMS grade passback's queue (courseware/lti)
+        "--concurrency",
+        "1",
+        *(["--beat", "--schedule", str(var / "celerybeat-schedule")] if beat else []),
+        "--loglevel",
+        "INFO",
+        "--hostname",
+        f"{queue}@%h",
+    ]
+
+
 def stop(processes: list[subprocess.Popen[bytes]]) -> None:
     # SIGTERM to each leader only: Celery's main process then stops its own pool cleanly.
     for proc in processes:
@@ -56,28 +84,8 @@ def main() -> int:
     var = ROOT / "var"
     var.mkdir(exist_ok=True)
     python = sys.executable
-    web = start([python, "manage.py", "runserver", f"{HOST}:{PORT}", "--noreload"], web_cores())
-    worker = start(
-        [
-            python,
-            "-m",
-            "celery",
-            "-A",
-            "config",
-            "worker",
-            "-Q",
-            f"{queue},lti",  # and the LMS grade passback's queue (courseware/lti)
-            "--concurrency",
-            "1",
-            "--beat",
-            "--schedule",
-            str(var / "celerybeat-schedule"),
-            "--loglevel",
-            "INFO",
-            "--hostname",
-            f"{queue}@%h",
-        ]
-    )
+    web = start(web_command(python, HOST, PORT), web_cores())
+    worker = start(worker_command(python, queue, var))
     processes = [web, worker]
     print(
         f"\n  The site is at http://{HOST}:{PORT}/  (Ctrl-C stops the server and the worker)\n",

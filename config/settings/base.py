@@ -104,6 +104,15 @@ DATABASES = {
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # The web server and the worker write to the same file: wait for the lock, don't fail.
     DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 30
+    # That wait needs BEGIN IMMEDIATE. Django's plain (deferred) BEGIN reads first and asks
+    # for the write lock at the first write; when another connection is writing just then,
+    # SQLite cannot let the two wait on each other and answers "database is locked" at once,
+    # timeout or not. Two students submitting in the same second got a 503 that way
+    # (bench/load.py --embedded, issue 26), and a worker's claim or record meeting it would
+    # pause in db_retry (0.5 s and up). Taking the write lock at the start of each atomic block
+    # makes a second writer wait its turn (milliseconds); reads outside atomic blocks are not
+    # affected.
+    DATABASES["default"]["OPTIONS"]["transaction_mode"] = "IMMEDIATE"
 elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # A database host that stops answering (network cut, host down) would hold every request
     # and worker for the kernel's timeouts: ~2 minutes to connect, ~15 for a query on an open
