@@ -146,9 +146,8 @@ class InputArena:
         self.filled: tuple[str, int] | None = None  # (layout, seed) the staging buffer holds
         self.pool: WindowPool | None = None
         self.staged_pool: WindowPool | None = None  # drawn ahead for the next grading
-        # Reads of the sandbox's memory during checks: views valid until the next read.
+        # Reads of the sandbox's inputs during checks: views valid until the next read.
         self.inputs_back = ReadBuffer()
-        self.outputs_back = ReadBuffer()
 
     def pool_staged(self) -> bool:
         return self.staged_pool is not None
@@ -291,13 +290,6 @@ def read_inputs_sample(
             raise Unplaceable(str(exc)) from None
         values.append(got)
     return values
-
-
-def read_bytes(pid: int, address: int, size: int) -> torch.Tensor:
-    """``size`` bytes of ``pid``'s memory, in a fresh uint8 tensor of ours."""
-    buffer = torch.empty(size, dtype=torch.uint8)
-    remote_memory.read_into(pid, address, buffer.data_ptr(), size)
-    return buffer
 
 
 class ReadBuffer:
