@@ -15,7 +15,8 @@ Flow (all checking and all timing happen here, in the trusted process):
    inputs are unchanged;
 4. timing: warmup, then calls with fresh seeds and a cache flush before each, each timed
    from outside less the baseline, until the spread is small or the budget is spent;
-   some calls, chosen while the sandbox is frozen after them, are verified like in step 3;
+   every call is spot-checked (a secret sample of its output and inputs) once its round is
+   over, and some, chosen while the sandbox is frozen after them, are verified like in step 3;
 5. figures: roofline, peak fractions, the harness's own clock as a second opinion, score.
 """
 
