@@ -168,7 +168,7 @@ def test_a_failure_after_the_grade_costs_only_the_profile(quick_spec, monkeypatc
     assert report["verdict"] == "correct", report["message"]
     assert report["profile"] is None
     assert any("profile could not be taken" in note for note in report["notes"])
-    assert_valid(report)
+    assert_valid(dict(report))
 
 
 STALE_AFTER_FIRST = """
