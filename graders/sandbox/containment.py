@@ -108,8 +108,6 @@ def _schedstat(tid: int) -> tuple[int, int]:
 
 # Per task (ns on the CPU, ns waiting on a run queue), or the pressure total in ns.
 StallMark = int | dict[int, tuple[int, int]]
-# A task's counters and the group's are read microseconds apart.
-_TASK_CPU_SLACK_NS = 200_000
 
 
 def _psi_full_ns(path: Path) -> int:
@@ -128,23 +126,21 @@ def stalled_between(before: StallMark, after: StallMark, cpu_ns: int) -> int:
     turns on the core are its own doing, not a stall either.
 
     Pressure (cgroup v2, the kernel's ``full`` figure) says exactly that. From each task's
-    own counters it can be said only while one task ran (``cpu_ns``, the whole group's CPU
-    time in between, exited tasks included, shows whether a task now gone ran too): its wait
-    on the run queue was then for something else. When several of the sandbox's tasks ran,
-    their waits may be for each other, so nothing is excused (0): the figures stand.
+    own counters it is bounded from below: while a task waited on the run queue, the core ran
+    either the sandbox's other tasks (at most ``cpu_ns``, the whole group's CPU time in
+    between, exited tasks included, less the task's own) or something else. So the wait
+    beyond what its siblings could have taken is foreign; the submission cannot raise it.
     """
     if isinstance(before, int) and isinstance(after, int):
         return max(after - before, 0)
     if isinstance(before, int) or isinstance(after, int):
         return 0  # the group changed kind between the marks: excuse nothing
-    deltas = [
-        (cpu - before.get(tid, (0, 0))[0], delay - before.get(tid, (0, 0))[1])
-        for tid, (cpu, delay) in after.items()
-    ]
-    running = [(cpu, delay) for cpu, delay in deltas if cpu > 0]
-    if len(running) != 1 or running[0][0] < cpu_ns - _TASK_CPU_SLACK_NS:
-        return 0
-    return max(running[0][1], 0)
+    foreign = 0
+    for tid, (cpu, delay) in after.items():
+        was_cpu, was_delay = before.get(tid, (0, 0))
+        ran = cpu - was_cpu
+        foreign = max(foreign, (delay - was_delay) - (cpu_ns - ran))
+    return foreign
 
 
 def ns_pid(tid: int) -> tuple[int, ...]:

@@ -55,8 +55,8 @@ def test_a_call_is_measured_again_when_the_sandbox_or_the_grader_waited_for_a_co
 
 def test_only_a_stall_the_submission_cannot_cause_is_excused() -> None:
     """Issue 29, class 3: pressure figures (cgroup v2) are taken as they are; from per-task
-    counters a wait counts only while one task ran, since the sandbox's own tasks taking
-    turns on its core would otherwise read as a disturbance."""
+    counters a task's wait counts only beyond the CPU time its siblings had, since the
+    sandbox's own tasks taking turns on its core would otherwise read as a disturbance."""
     assert stalled_between(1_000, 4_000_000, 0) == 3_999_000
     assert stalled_between(5, 3, 0) == 0
     one = {7: (100, 50)}
@@ -67,8 +67,11 @@ def test_only_a_stall_the_submission_cannot_cause_is_excused() -> None:
     two = {7: (0, 0), 8: (0, 0)}
     ran = {7: (5_000_000, 4_000_000), 8: (4_000_000, 5_000_000)}
     assert stalled_between(two, ran, 9_000_000) == 0
-    # A task born in the window that ran counts as a second one.
-    assert stalled_between(one, {7: (200, 3_000_050), 9: (10, 10)}, 110) == 0
-    # So does one that ran and is gone: the group's CPU time is more than the tasks left show.
+    # A task born in the window could have taken the core for as long as it ran, no more.
+    assert stalled_between(one, {7: (200, 3_000_050), 9: (10, 10)}, 110) == 2_999_990
+    # One that ran and is gone too: the group's CPU time is more than the tasks left show.
     assert stalled_between(one, {7: (1_000_100, 3_000_050)}, 5_000_000) == 0
+    # Its siblings ran a little (woken by the thaw's SIGCONT): only that much is theirs.
+    ran = {7: (9_000_100, 2_000_050), 8: (20_000, 0)}
+    assert stalled_between({7: (100, 50), 8: (0, 0)}, ran, 9_020_000) == 1_980_000
     assert stalled_between(3, one, 0) == 0
