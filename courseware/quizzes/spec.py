@@ -29,7 +29,7 @@ from types import ModuleType
 from typing import Any
 
 from courseware.quizzes import units
-from courseware.quizzes.marking import Tolerance
+from courseware.quizzes.marking import DEFAULT_DIGITS, Tolerance
 from graders.errors import SpecError
 from graders.spec.content import SlugRegistry, Table, field_error, read_toml
 from graders.spec.content import content_hash as folder_hash
@@ -161,7 +161,7 @@ class Question:
     def answer_text(self, solution: Solution, variables: Mapping[str, Any], lang: str) -> str:
         if isinstance(solution.answer, float):
             text = format(solution.answer, self.answer_format)
-            return f"{text} {self.unit}" if self.unit else text
+            return f"{text} {units.answer_unit(self.unit, lang)}" if self.unit else text
         texts = [render(c.text[lang], variables) for c in self.choices if c.id in solution.answer]
         return "; ".join(texts)
 
@@ -173,7 +173,7 @@ class Question:
             **solution.extra,
             "answer": solution.answer if isinstance(solution.answer, float) else "",
             "answer_text": self.answer_text(solution, variables, lang),
-            "unit": self.unit or "",
+            "unit": units.answer_unit(self.unit, lang) if self.unit else "",
         }
 
 
@@ -293,7 +293,9 @@ def _parse_question(file: Path, module: ModuleType, answers_file: Path) -> Quest
     points = top.number("points", 1.0, sign="positive")
     variables = _parse_variables(top.sub("variables", {}), module, answers_file)
     answer = top.sub("answer", {})
-    answer.only(("function", "value", "unit", "rel_tol", "abs_tol", "sig_figs", "wrong", "format"))
+    answer.only(
+        ("function", "value", "unit", "rel_tol", "abs_tol", "sig_figs", "digits", "wrong", "format")
+    )
     function = None
     if "function" in answer.data:
         name = answer.get("function", str)
@@ -315,8 +317,10 @@ def _parse_question(file: Path, module: ModuleType, answers_file: Path) -> Quest
     if kind == "numeric":
         if "choices" in top.data:
             raise top.fail("choices", "a numeric question has no choices")
-        return Question(**common, **_parse_numeric(answer, function is not None))
-    for extra in ("value", "unit", "rel_tol", "abs_tol", "sig_figs", "wrong", "format"):
+        numeric = _parse_numeric(answer, function is not None)
+        _check_digits_are_asked_for(top, numeric["tolerance"].digits)
+        return Question(**common, **numeric)
+    for extra in ("value", "unit", "rel_tol", "abs_tol", "sig_figs", "digits", "wrong", "format"):
         if extra in answer.data:
             raise answer.fail(extra, f"only numeric questions have it; this one is '{kind}'")
     return Question(**common, choices=_parse_choices(top, kind, function is not None))
@@ -358,10 +362,42 @@ def _parse_numeric(answer: Table, has_function: bool) -> dict[str, Any]:
     return dict(
         value=value,
         unit=unit,
-        tolerance=Tolerance(rel_tol, abs_tol, sig_figs),
+        tolerance=Tolerance(rel_tol, abs_tol, sig_figs, _parse_digits(answer)),
         wrong=tuple(float(w) for w in wrong),
         answer_format=fmt,
     )
+
+
+def _parse_digits(answer: Table) -> int:
+    """How many significant figures the always-accepted rounded answer keeps (README.md,
+    "Numeric answers and rounding")."""
+    digits: int = answer.get("digits", int, DEFAULT_DIGITS)
+    if not DEFAULT_DIGITS <= digits <= 6:
+        raise answer.fail(
+            "digits",
+            f"must be between {DEFAULT_DIGITS} and 6: an answer rounded to {DEFAULT_DIGITS} "
+            "significant figures is always accepted, a question may only ask for more",
+        )
+    return digits
+
+
+# How a question's text says it wants more than the default two significant figures.
+DIGITS_ASKED = {"en": "significant figures", "zh": "有效数字"}
+
+
+def _check_digits_are_asked_for(top: Table, digits: int) -> None:
+    """A student is held to more than 2 significant figures only where the text asks for them:
+    both languages must name the number of figures ("3 significant figures", "3 位有效数字")."""
+    if digits == DEFAULT_DIGITS:
+        return
+    text = top.sub("text")
+    for lang, phrase in DIGITS_ASKED.items():
+        wanted = f"{digits} {phrase}" if lang == "en" else f"{digits} 位{phrase}"
+        if wanted not in text.get(lang, str):
+            raise top.fail(
+                "answer.digits",
+                f"asks for {digits} significant figures, so text.{lang} must say '{wanted}'",
+            )
 
 
 def _parse_choices(top: Table, kind: str, has_function: bool) -> tuple[Choice, ...]:

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import pgettext_lazy
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,7 @@ UNIT_LABELS = {
     "cycles": _("cycles"),
     "x": _("× (times)"),
     "FLOP/B": _("FLOP/B"),
+    "B": pgettext_lazy("unit", "B"),
 }
 
 
@@ -54,6 +56,31 @@ def unit_label(unit: str) -> str:
     """The declared unit as the page shows it in the student's language."""
     label = UNIT_LABELS.get(unit)
     return str(label) if label is not None else unit
+
+
+# The unit after a number in an answer ("Answer: 33 微秒"), per language: Chinese where Chinese
+# has a word for it, a symbol otherwise. Every spelling here is one `lookup` reads back, so a
+# student who copies a shown answer is marked right.
+ANSWER_UNITS = {
+    "en": {"us": "µs", "x": "×"},
+    "zh": {
+        "s": "秒",
+        "ms": "毫秒",
+        "us": "微秒",
+        "ns": "纳秒",
+        "days": "天",
+        "years": "年",
+        "B": "字节",
+        "cycles": "个周期",
+        "x": "倍",
+        "FLOP/B": "FLOP/字节",
+    },
+}
+
+
+def answer_unit(unit: str, lang: str) -> str:
+    """How an answer's unit is written after the number in `lang`."""
+    return ANSWER_UNITS.get(lang, {}).get(unit, unit)
 
 
 # The quiz's year is the Julian one its questions state (365.25 days).
@@ -95,9 +122,12 @@ def _table() -> dict[str, Unit]:
     for prefix, factor in {**_DECIMAL, **_BINARY}.items():
         units[prefix + "B"] = Unit("bytes", factor)
         units[prefix + "B/s"] = Unit("bandwidth", factor)
-    for word in ("byte", "bytes", "Byte", "Bytes"):
+    for word in ("byte", "bytes", "Byte", "Bytes", "字节"):
         units[word] = Unit("bytes", 1.0)
         units[word + "/s"] = Unit("bandwidth", 1.0)
+    # "GBps" as network and storage datasheets write it; decimal prefixes only (no "GiBps").
+    for prefix, factor in _DECIMAL.items():
+        units[prefix + "Bps"] = Unit("bandwidth", factor)
     units["%"] = Unit("ratio", 0.01)
     units["x"] = Unit("ratio", 1.0)
     units["×"] = Unit("ratio", 1.0)
