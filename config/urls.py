@@ -41,6 +41,7 @@ urlpatterns = [
     path("submissions/<int:submission_id>/", views.submission_detail, name="submission-detail"),
     path("submissions/<int:submission_id>/diff/", views.submission_diff, name="submission-diff"),
     path("review/", review_views.review_queue, name="review-queue"),
+    path("review/similarity/", include("courseware.similarity.urls")),
     path("review/regrade/", regrade_views.regrade_start, name="regrade-start"),
     path("review/regrade/<int:batch_id>/", regrade_views.regrade_batch, name="regrade-batch"),
     path(

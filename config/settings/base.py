@@ -53,6 +53,7 @@ INSTALLED_APPS = [
     "courseware.instructor",
     "courseware.fleet",
     "courseware.lti",
+    "courseware.similarity",
 ]
 
 MIDDLEWARE = [
@@ -212,7 +213,12 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # Scores go to LMSes from their own queue, so a slow or down LMS never holds a grading worker:
 # `celery -A config worker -Q lti` (scripts/run_local.py's worker consumes it too).
 LTI_PASSBACK_QUEUE = os.environ.get("LTI_PASSBACK_QUEUE", "lti")
-CELERY_TASK_ROUTES = {"lti.*": {"queue": LTI_PASSBACK_QUEUE}}
+# Similarity reports (courseware/similarity) are staff work, not grading: they share that queue
+# so a grading worker's device slot is never taken by one.
+CELERY_TASK_ROUTES = {
+    "lti.*": {"queue": LTI_PASSBACK_QUEUE},
+    "similarity.*": {"queue": LTI_PASSBACK_QUEUE},
+}
 LTI_PASSBACK_BACKOFF_S = float(os.environ.get("LTI_PASSBACK_BACKOFF_S", "30"))  # then ×2 each
 LTI_PASSBACK_MAX_RETRIES = env_int("LTI_PASSBACK_MAX_RETRIES", 8)  # 30 s … ~2 h, then failed
 # The site's address as LMSes must see it, when the request's host and scheme are not it.
