@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
@@ -30,12 +31,20 @@ class SyncSummary:
     notebooks: int = 0
     unpublished: list[str] = field(default_factory=list)
     withheld: list[str] = field(default_factory=list)
+    # Questions per chapter section ("15.1" -> 3), over every quiz: the coverage an author
+    # checks against the chapter (at least 3 per section in chapter 15).
+    quiz_sections: dict[str, int] = field(default_factory=dict)
 
     def line(self) -> str:
         text = (
             f"{self.exercises} exercises, {self.quiz_questions} quiz questions, "
             f"{self.notebooks} notebooks"
         )
+        if self.quiz_sections:
+            per_section = ", ".join(
+                f"{section} {count}" for section, count in sorted(self.quiz_sections.items())
+            )
+            text += f"; questions per section: {per_section}"
         if self.withheld:
             text += f"; not published: {', '.join(self.withheld)}"
         if self.unpublished:
@@ -101,6 +110,9 @@ class LoadedContent:
             exercises=len(self.exercises),
             quiz_questions=sum(len(q.questions) for q in self.quizzes),
             notebooks=len(self.notebooks),
+            quiz_sections=dict(
+                Counter(q.section or "(none)" for quiz in self.quizzes for q in quiz.questions)
+            ),
         )
 
 

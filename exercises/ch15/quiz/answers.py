@@ -233,3 +233,314 @@ def profiling_action(v: dict) -> dict:
 
 def memory_bound_parts(v: dict) -> dict:
     return {"answer": v["setting"]["memory"]}
+
+
+# ------------------------------------------------------------ issue 27: the added questions
+# tests/courseware/quizzes/test_added_questions.py recomputes each of these independently.
+
+
+def _distinct_wrong(answer: float, candidates: list[float], margin: float = 0.1) -> list[float]:
+    """The common wrong answers that differ from the answer by more than `margin` (relative):
+    a candidate that coincides with the right answer for this variant is not a wrong answer."""
+    return [w for w in candidates if abs(w - answer) > margin * abs(answer)]
+
+
+# 15.1: how big a cluster a training run needs, and how fast one GPU eats tokens.
+def cluster_gpus(v: dict) -> dict:
+    flops = 6 * v["params_b"] * 1e9 * v["tokens_t"] * 1e12
+    per_gpu = 312e12 * v["mfu"] / 100
+    gpu_seconds = flops / per_gpu
+    gpus = gpu_seconds / (v["days"] * 86400)
+    return {
+        "answer": gpus,
+        "wrong": _distinct_wrong(gpus, [gpus * v["mfu"] / 100, gpus / 3]),
+        "flops": flops,
+        "per_gpu_tflops": per_gpu / 1e12,
+        "gpu_days": gpu_seconds / 86400,
+    }
+
+
+def tokens_per_second(v: dict) -> dict:
+    per_token = 6 * v["params_b"] * 1e9
+    sustained = v["gpu"]["tflops"] * 1e12 * v["mfu"] / 100
+    rate = sustained / per_token
+    return {
+        "answer": rate,
+        "wrong": _distinct_wrong(rate, [rate * 3, v["gpu"]["tflops"] * 1e12 / per_token]),
+        "per_token": per_token,
+        "sustained_tflops": sustained / 1e12,
+        "day_tokens_b": rate * 86400 / 1e9,
+        "day_tokens_e8": rate * 86400 / 1e8,  # 亿 = 1e8, how a zh reader counts them
+        "trillion_days": 1e12 / rate / 86400,
+    }
+
+
+# 15.2: a GPU hides latency with threads in flight, a CPU core with caches and prediction.
+def resident_threads_ratio(v: dict) -> dict:
+    gpu_threads = v["gpu"]["sms"] * 2048
+    cpu_threads = v["cores"] * 2
+    ratio = gpu_threads / cpu_threads
+    return {
+        "answer": ratio,
+        "wrong": _distinct_wrong(ratio, [v["gpu"]["sms"] * 64 / cpu_threads]),
+        "gpu_threads": gpu_threads,
+        "cpu_threads": cpu_threads,
+    }
+
+
+# 15.3: occupancy. Per SM (A100): 65536 registers, 2048 threads (64 warps), 32 blocks and
+# 164 KB of shared memory for blocks.
+SM_REGISTERS = 65536
+SM_THREADS = 2048
+SM_BLOCKS = 32
+SM_SHARED_KB = 164
+
+
+def occupancy_warps(v: dict) -> dict:
+    threads, regs, smem = v["threads"], v["regs"], v["smem_kb"]
+    limits = {
+        "threads": SM_THREADS // threads,
+        "blocks": SM_BLOCKS,
+        "registers": SM_REGISTERS // (regs * threads),
+        "shared": SM_SHARED_KB // smem if smem else SM_BLOCKS,
+    }
+    blocks = min(limits.values())
+    warps = blocks * threads // 32
+    binding = min(limits, key=lambda k: (limits[k], k != "registers"))
+    return {
+        "answer": float(warps),
+        "wrong": _distinct_wrong(warps, [64.0, limits["threads"] * threads / 32]),
+        "warps_per_block": threads // 32,
+        "by_threads": limits["threads"],
+        "by_registers": limits["registers"],
+        "by_shared": limits["shared"],
+        "blocks": blocks,
+        "occupancy": warps / 64 * 100,
+        "regs_per_block": regs * threads,
+        "shared_en": f"164 KB / {smem} KB allows {limits['shared']}" if smem
+        else "the block uses none, so only the 32-block cap applies",
+        "shared_zh": f"164 KB / {smem} KB，允许 {limits['shared']} 个" if smem
+        else "这个 block 不用，只受 32 个 block 的上限约束",
+        "binding_en": {"threads": "the thread limit", "blocks": "the block limit",
+                       "registers": "registers", "shared": "shared memory"}[binding],
+        # The zh names carry the spaces they need beside Chinese text ("卡住它的是 shared memory").
+        "binding_zh": {"threads": "线程数上限", "blocks": " block 数上限",
+                       "registers": "寄存器", "shared": " shared memory"}[binding],
+    }  # fmt: skip
+
+
+# 15.4: coalescing. A warp's 32 loads at a stride, served in 32-byte sectors.
+def warp_bytes_fetched(v: dict) -> dict:
+    size, stride = v["dtype"]["bytes"], v["stride"]
+    sectors = {(lane * stride * size) // 32 for lane in range(32)}
+    fetched = 32 * len(sectors)
+    useful = 32 * size
+    return {
+        "answer": float(fetched),
+        "wrong": _distinct_wrong(fetched, [float(useful), float(useful * stride)]),
+        "sectors": len(sectors),
+        "useful": useful,
+        "span": 31 * stride * size + size,
+        "efficiency": useful / fetched * 100,
+    }
+
+
+# 15.4: shared-memory banks: 32 banks, 4 bytes wide; lane i reads 4-byte word i x stride.
+def bank_conflict_ways(v: dict) -> dict:
+    stride = v["stride"]
+    per_bank: dict[int, set[int]] = {}
+    for lane in range(32):
+        word = lane * stride
+        per_bank.setdefault(word % 32, set()).add(word)
+    ways = max(len(words) for words in per_bank.values())
+    return {
+        "answer": float(ways),
+        "wrong": _distinct_wrong(ways, [float(stride)], 0.01),
+        "banks_used": len(per_bank),
+        "passes_en": "pass" if ways == 1 else "passes",
+        "per_bank": 32 // len(per_bank),
+    }
+
+
+# 15.4: Little's law: bytes in flight = bandwidth x latency.
+def bytes_in_flight_kb(v: dict) -> dict:
+    gpu = v["gpu"]
+    total = gpu["bw_tbs"] * 1e12 * v["latency_ns"] * 1e-9
+    per_sm = total / gpu["sms"] / 1e3
+    return {
+        "answer": per_sm,
+        "wrong": _distinct_wrong(per_sm, [total / 1e3]),
+        "total_mb": total / 1e6,
+        "loads_per_sm": per_sm * 1e3 / 16,
+        "loads_per_warp": per_sm * 1e3 / 16 / 64,
+    }
+
+
+# 15.5: the L2 roofline: a second, higher sloped ceiling (A100: about 7 TB/s from L2).
+L2_TBS = 7.0
+
+
+def l2_roofline(v: dict) -> dict:
+    ai_hbm, reuse = v["ai_hbm"], v["reuse"]
+    ai_l2 = ai_hbm / reuse
+    roofs = {"compute": 312.0, "HBM": 2.039 * ai_hbm, "L2": L2_TBS * ai_l2}
+    bound = min(roofs, key=roofs.__getitem__)
+    value = roofs[bound]
+    return {
+        "answer": value,
+        "wrong": _distinct_wrong(value, [min(312.0, 2.039 * ai_hbm), min(312.0, L2_TBS * ai_hbm)]),
+        "ai_l2": ai_l2,
+        "hbm_roof": roofs["HBM"],
+        "l2_roof": roofs["L2"],
+        "bound": bound,
+        "bound_zh": {"compute": "算力", "HBM": " HBM 带宽", "L2": " L2 带宽"}[bound],
+    }
+
+
+# 15.6: tiled GEMM: a T x T tile of C loads a T x k slice of A and a k x T slice of B per step.
+def tile_intensity(v: dict) -> dict:
+    tile, size = v["tile"], v["dtype"]["bytes"]
+    ai = tile / size
+    ridge_value = ridge(v["gpu"])
+    smallest = 16
+    while smallest / size < ridge_value:
+        smallest *= 2
+    return {
+        "answer": float(ai),
+        "wrong": _distinct_wrong(ai, [float(tile), float(tile * tile / size)]),
+        "ridge": ridge_value,
+        "smallest": smallest,
+        "side_en": "above" if ai >= ridge_value else "below",
+        "side_zh": "高于" if ai >= ridge_value else "低于",
+    }
+
+
+# 15.6: double buffering: load tile i+1 while computing tile i.
+def double_buffer_us(v: dict) -> dict:
+    n, load, compute = v["tiles"], v["load_ns"], v["compute_ns"]
+    overlapped = load + (n - 1) * max(load, compute) + compute
+    serial = n * (load + compute)
+    return {
+        "answer": overlapped / 1000,
+        "wrong": _distinct_wrong(overlapped / 1000, [serial / 1000]),
+        "serial_us": serial / 1000,
+        "slower_ns": max(load, compute),
+        "speedup": serial / overlapped,
+        "bound_en": "loading" if load >= compute else "computing",
+        "bound_zh": "加载" if load >= compute else "计算",
+    }
+
+
+# 15.7: launch overhead: the size at which moving the data takes as long as the launch.
+def launch_break_even_mb(v: dict) -> dict:
+    mb = v["launch_us"] * v["gpu"]["bw_tbs"]  # 1 us x 1 TB/s = 1 MB
+    small_us = v["small_kb"] * 1e3 / (v["gpu"]["bw_tbs"] * 1e12) * 1e6
+    return {
+        "answer": mb,
+        "wrong": _distinct_wrong(mb, [mb * 1000, mb / 1000]),
+        "small_us": small_us,
+        "launch_share": v["launch_us"] / (v["launch_us"] + small_us) * 100,
+    }
+
+
+# 15.7: naive attention's S x S traffic: write scores, read them for softmax, write the
+# probabilities, read them for x V.
+def attention_score_traffic_gb(v: dict) -> dict:
+    size = v["dtype"]["bytes"]
+    elements = v["b"] * v["h"] * v["s"] ** 2
+    traffic = 4 * elements * size
+    qkvo = 4 * v["b"] * v["h"] * v["s"] * v["d"] * size
+    return {
+        "answer": traffic / 1e9,
+        "wrong": _distinct_wrong(traffic / 1e9, [traffic / 4e9, traffic / 2e9]),
+        "elements": elements,
+        "qkvo_gb": qkvo / 1e9,
+        "ratio": traffic / qkvo,
+        "per_pass_gb": traffic / 4e9,
+    }
+
+
+# 15.8: achieved against peak. Cases are fixed so that each measured time is plausible.
+ACHIEVED_CASES = [
+    {"gpu": gpu, "mb": mb, "t_us": round(mb / gpu["bw_tbs"] / share)}
+    for gpu in GPUS
+    for mb in (134, 268, 537)
+    for share in (0.42, 0.63, 0.81, 0.9)
+]
+
+
+def achieved_bandwidth_pct(v: dict) -> dict:
+    case = v["case"]
+    achieved = case["mb"] * 1e6 / (case["t_us"] * 1e-6) / 1e12  # TB/s
+    pct = achieved / case["gpu"]["bw_tbs"] * 100
+    return {
+        "answer": pct,
+        "wrong": _distinct_wrong(pct, [100 - pct, pct / 2]),
+        "achieved_tbs": achieved,
+        "ideal_us": case["mb"] / case["gpu"]["bw_tbs"],
+    }
+
+
+# 15.8: reading a profiler table: the kernel whose time would shrink most if it reached its
+# roofline, i.e. the largest total time x (1 - achieved share of its bound).
+PROFILES = [
+    {"gemm": [410, 78], "attention": [260, 35], "layernorm": [95, 62], "gelu": [70, 55]},
+    {"gemm": [520, 48], "attention": [140, 70], "layernorm": [120, 40], "gelu": [90, 52]},
+    {"gemm": [380, 85], "attention": [150, 72], "layernorm": [210, 30], "gelu": [120, 58]},
+    {"gemm": [300, 82], "attention": [120, 75], "layernorm": [110, 60], "gelu": [260, 25]},
+    {"gemm": [450, 80], "attention": [330, 45], "layernorm": [60, 50], "gelu": [50, 60]},
+]
+PROFILE_NAMES = {"gemm": "matmul (GEMM)", "attention": "attention", "layernorm": "LayerNorm",
+                 "gelu": "GELU + bias"}  # fmt: skip
+
+
+def profile_first(v: dict) -> dict:
+    rows = v["profile"]
+    saving = {k: ms * (1 - pct / 100) for k, (ms, pct) in rows.items()}
+    first = max(saving, key=saving.__getitem__)
+    return {
+        "answer": first,
+        "saving_ms": saving[first],
+        "largest": max(rows, key=lambda k: rows[k][0]),
+        "savings": saving,
+        **{f"{k}_free": 1 - pct / 100 for k, (_, pct) in rows.items()},
+    }
+
+
+# 15.9: the KV cache: K and V for every layer, KV head and position, per sequence.
+MODELS = [
+    {"name": "7B (32 layers, 32 KV heads of 128)", "zh": "7B（32 层，32 个 KV 头，每头 128 维）",
+     "layers": 32, "kv_heads": 32, "head_dim": 128, "params_b": 7},
+    {"name": "13B (40 layers, 40 KV heads of 128)", "zh": "13B（40 层，40 个 KV 头，每头 128 维）",
+     "layers": 40, "kv_heads": 40, "head_dim": 128, "params_b": 13},
+    {"name": "70B (80 layers, 8 KV heads of 128, grouped-query attention)",
+     "zh": "70B（80 层，8 个 KV 头，每头 128 维，分组查询注意力 GQA）",
+     "layers": 80, "kv_heads": 8, "head_dim": 128, "params_b": 70},
+]  # fmt: skip
+
+
+def kv_cache_gb(v: dict) -> dict:
+    m = v["model"]
+    per_token = 2 * m["layers"] * m["kv_heads"] * m["head_dim"] * 2  # bf16
+    total = per_token * v["context"] * v["batch"]
+    return {
+        "answer": total / 1e9,
+        "wrong": _distinct_wrong(total / 1e9, [total / 2e9, total / 1e9 / v["batch"]]),
+        "per_token_kb": per_token / 1e3,
+        "per_seq_gb": per_token * v["context"] / 1e9,
+    }
+
+
+def decode_step_ms(v: dict) -> dict:
+    m, gpu = v["model"], v["gpu"]
+    weights = m["params_b"] * 1e9 * 2
+    cache = 2 * m["layers"] * m["kv_heads"] * m["head_dim"] * 2 * v["context"] * v["batch"]
+    seconds = (weights + cache) / (gpu["bw_tbs"] * 1e12)
+    return {
+        "answer": seconds * 1e3,
+        "wrong": _distinct_wrong(seconds * 1e3, [weights / (gpu["bw_tbs"] * 1e12) * 1e3]),
+        "weights_gb": weights / 1e9,
+        "cache_gb": cache / 1e9,
+        "tokens_per_s": v["batch"] / seconds,
+        "compute_ms": 2 * m["params_b"] * 1e9 * v["batch"] / (gpu["tflops"] * 1e12) * 1e3,
+    }
