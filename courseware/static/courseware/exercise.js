@@ -37,6 +37,11 @@
       tabSize: 4,
       indentWithTabs: false,
       smartIndent: true, // Enter keeps the indentation (and indents after a colon)
+      // An editable element inside the scrolling box, not a hidden textarea: phones' keyboards
+      // and screen readers work with it, and the box is reachable from the keyboard.
+      inputStyle: "contenteditable",
+      // On a phone, long lines wrap instead of hiding off the screen's edge.
+      lineWrapping: window.matchMedia("(max-width: 40rem)").matches,
       // The default viewport: only the visible lines are drawn, so a huge paste stays fast.
       extraKeys: {
         Tab: function (cm) {

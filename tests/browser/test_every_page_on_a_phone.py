@@ -1,0 +1,147 @@
+"""Every page of the site, for each of its users, in English and in Chinese: at 390 px and at
+768 px the page never scrolls sideways as a whole, and axe-core finds no serious or critical
+WCAG 2.1 A/AA violation. Each page is loaded once per language, checked at both widths, and
+kept as a phone-width screenshot in var/screenshots/<test>/ (CI keeps them as artifacts).
+
+The pages are visited in one loop per language, in the session's one browser: about 30 pages,
+so a failure lists every page that broke, not just the first.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+
+import pytest
+from django.conf import settings
+from django.contrib.auth.models import User
+from django.utils import timezone
+from playwright.sync_api import Browser
+
+from courseware.courses.models import Extension, Item, ItemPolicy
+from courseware.similarity import services as similarity
+from courseware.similarity.demo_solutions import CHUNKED, CHUNKED_DISGUISED
+from courseware.submissions.models import Status, Submission, SubmissionKind
+from tests.browser.conftest import Student
+from tests.browser.page_checks import PHONE, TABLET, serious_violations, sideways_overflow
+from tests.conftest import Cast, make_cast
+from tests.courseware.quizzes.conftest import SLUG, answer
+from tests.courseware.submissions.test_notebook_review import waiting_notebook
+from tests.courseware.submissions.test_report_page import graded, sample
+
+
+@dataclass(frozen=True)
+class Visit:
+    who: str  # a Cast attribute, or "" for a visitor who is not logged in
+    path: str
+    name: str
+
+
+def course_with_everything(cast: Cast) -> list[Visit]:
+    """Data behind every page (a graded report, a notebook waiting for a TA, quiz answers, an
+    extension, a similarity report) and the pages each person reaches."""
+    report = graded(cast, sample("fast"))
+    notebook = waiting_notebook(cast.bob)
+    answer(cast.alice, "04-a100-cores-per-sm", "32")
+    answer(cast.bob, "04-a100-cores-per-sm", "64")
+    item = Item.objects.get(slug="fusion-notebook")
+    ItemPolicy.objects.create(
+        offering=cast.offering, item=item, due_at=timezone.now() + timedelta(days=2)
+    )
+    Extension.objects.create(
+        offering=cast.offering,
+        item=item,
+        user=cast.bob,
+        due_at=timezone.now() + timedelta(days=9),
+        reason="Ill, with a doctor's note.",
+        granted_by=cast.ines,
+    )
+    for user, code in ((cast.bob, CHUNKED_DISGUISED), (cast.alice, CHUNKED)):
+        Submission.objects.create(
+            user=user,
+            item=cast.item,
+            offering=cast.offering,
+            kind=SubmissionKind.CODE,
+            source=code,
+            source_sha256="0" * 64,
+            content_hash=cast.item.content_hash,
+            device_kind="cpu",
+            status=Status.GRADED,
+        )
+    run = similarity.run_start(item=cast.item, offering=cast.offering, requested_by=cast.tara)
+    similarity.run_execute(run.pk)
+    pair = run.pairs.first()
+    assert pair is not None
+    off = cast.offering.pk
+    return [
+        Visit("", "/login/", "login"),
+        Visit("alice", "/", "dashboard"),
+        Visit("alice", "/exercises/vector-add/", "exercise"),
+        Visit("alice", "/exercises/fusion-notebook/", "notebook-exercise"),
+        Visit("alice", f"/submissions/{report.pk}/", "report"),
+        Visit("alice", "/quizzes/", "quizzes"),
+        Visit("alice", f"/quizzes/{SLUG}/?part=3", "quiz"),
+        Visit("alice", "/roofline/?device=H200&ai=0.25", "roofline"),
+        Visit("alice", "/account/token/", "api-token"),
+        Visit("tara", "/review/", "review-queue"),
+        Visit("tara", f"/submissions/{notebook.pk}/", "hand-grading"),
+        Visit("tara", "/gradebook/", "gradebooks"),
+        Visit("tara", f"/gradebook/{off}/", "gradebook"),
+        Visit("tara", "/review/regrade/", "regrade"),
+        Visit("tara", "/review/similarity/", "similarity"),
+        Visit("tara", f"/review/similarity/{run.pk}/", "similarity-pairs"),
+        Visit("tara", f"/review/similarity/{run.pk}/pairs/{pair.pk}/", "similarity-pair"),
+        Visit("ines", "/instructor/", "teaching"),
+        Visit("ines", f"/instructor/{off}/", "offering"),
+        Visit("ines", "/instructor/content/", "content"),
+        Visit("ines", f"/instructor/{off}/extensions/", "extensions"),
+        Visit("ines", f"/instructor/{off}/roster/", "roster"),
+        Visit("ines", f"/instructor/{off}/preview/{SLUG}/", "quiz-preview"),
+        Visit("ines", f"/instructor/{off}/preview/vector-add/", "exercise-preview"),
+        Visit("ines", f"/instructor/{off}/statistics/{SLUG}/", "statistics"),
+        Visit("ines", "/instructor/fleet/", "fleet"),
+    ]
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("language", ["en", "zh-hans"])
+def test_every_page_fits_a_phone_and_a_tablet_and_passes_axe(
+    transactional_db, log_in, browser: Browser, live_server, shots_dir, language: str
+) -> None:
+    cast = make_cast()
+    visits = course_with_everything(cast)
+    people: dict[str, Student] = {}
+    problems: list[str] = []
+    for visit in visits:
+        if visit.who not in people:
+            user: User | None = getattr(cast, visit.who) if visit.who else None
+            people[visit.who] = (
+                log_in(user, language)
+                if user
+                else anonymous(browser, live_server, shots_dir, language)
+            )
+        person = people[visit.who]
+        page = person.page
+        page.set_viewport_size(PHONE)
+        response = page.goto(person.base_url + visit.path)
+        assert response is not None and response.ok, f"{visit.path}: {response and response.status}"
+        page.wait_for_load_state("load")
+        where = f"{language} {visit.name} ({visit.path})"
+        problems += [f"{where} at 390 px: {p}" for p in sideways_overflow(page)]
+        problems += [f"{where}: {v}" for v in serious_violations(page)]
+        person.screenshot(f"{visit.name}-390")
+        page.set_viewport_size(TABLET)
+        problems += [f"{where} at 768 px: {p}" for p in sideways_overflow(page)]
+    for person in people.values():
+        person.context.close()  # log_in closes its own again, harmlessly
+    assert not problems, "\n".join(problems)
+
+
+def anonymous(browser: Browser, live_server, shots_dir, language: str) -> Student:
+    context = browser.new_context(
+        locale="zh-CN" if language.startswith("zh") else "en-US", viewport=PHONE
+    )
+    context.add_cookies(
+        [{"name": settings.LANGUAGE_COOKIE_NAME, "value": language, "url": live_server.url}]
+    )
+    return Student(context, live_server.url, shots_dir, language)
