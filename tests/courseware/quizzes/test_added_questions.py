@@ -218,3 +218,33 @@ def test_the_checked_figures_behind_the_added_questions() -> None:
     # 0.5 MiB per token (2 x 32 x 32 x 128 x 2 B), 4096 tokens: 2.1 GB per sequence.
     kv = question("49-kv-cache-size").solve({"model": seven_b, "batch": 1, "context": 4096})
     assert kv.answer == pytest.approx(2.147, rel=1e-3)
+
+
+@pytest.mark.parametrize(
+    ("key", "lang", "phrase"),
+    [
+        # The chapter's own quiz on FlashAttention, and its options, are not asked again.
+        ("30-flashattention", "zh", "能大幅加速注意力计算"),
+        ("30-flashattention", "zh", "减少了 Q/K/V 的维度"),
+        ("30-flashattention", "en", "Where does the speed come from"),
+        ("06-tensor-vs-cuda", "zh", "低精度训练成为常态"),
+        ("06-tensor-vs-cuda", "en", "low-precision training is the norm"),
+        ("26-tensor-core-shapes", "zh", "偏好 16 或 64 的倍数"),
+        ("26-tensor-core-shapes", "en", "multiples of 16, and best of 64"),
+        ("33-transformer-part", "zh", "AI 约 0.3–2"),
+        ("34-transformer-gemms", "zh", "Tensor Core 友好"),
+        ("34-transformer-gemms", "en", "they are where fusion pays"),
+        ("03-bandwidth-ratio", "en", "How many times more memory bandwidth does the GPU have"),
+    ],
+)
+def test_reworded_questions_leave_the_chapters_sentences(key: str, lang: str, phrase: str) -> None:
+    asked = question(key)
+    shown = [asked.text[lang], asked.explanation[lang], *(c.text[lang] for c in asked.choices)]
+    assert all(phrase not in text for text in shown)
+
+
+def test_q30_still_has_one_right_answer_about_traffic() -> None:
+    asked = question("30-flashattention")
+    assert asked.solve({}).answer == frozenset({"tiling"})
+    for lang in LANGUAGES:
+        assert "HBM" in asked.explanation[lang] and "O(S²)" in asked.explanation[lang]
