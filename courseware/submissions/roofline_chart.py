@@ -42,6 +42,9 @@ class RooflineChart:
     svg: SafeString
     notes: list[str] = field(default_factory=list)  # what the chart could not show, and why
     summary: str = ""  # the chart in one sentence, for screen readers and the page
+    # The same points as a table (a text alternative anyone can read, not only a screen
+    # reader): label, arithmetic intensity, achieved FLOP/s, and the roof above that intensity.
+    rows: list[tuple[str, str, str, str]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -147,8 +150,23 @@ def roofline_chart(
         f'<title id="roofline-title">{escape(title)}</title>'
         f'<desc id="roofline-desc">{escape(summary)}</desc>' + "".join(body) + "</svg>"
     )
+    rows = [
+        (
+            point.label,
+            units.intensity(point.intensity),
+            units.si(point.flops_per_s, "FLOP/s"),
+            units.si(attainable(point.intensity, bandwidth, compute), "FLOP/s"),
+        )
+        for point in points
+    ]
     # Safe: built from numbers and escaped text only.
-    return RooflineChart(svg=mark_safe(svg), notes=notes, summary=summary)
+    return RooflineChart(svg=mark_safe(svg), notes=notes, summary=summary, rows=rows)
+
+
+def attainable(intensity: float, bandwidth: float | None, compute: float | None) -> float | None:
+    """The roofline's bound at this intensity: the lower of the two roofs that were measured."""
+    roofs = [r for r in (bandwidth * intensity if bandwidth else None, compute) if r]
+    return min(roofs) if roofs else None
 
 
 def _x(scale: _Scale, value: float) -> float:
