@@ -82,6 +82,13 @@ def human(report: Report) -> str:
             f"performance points: {p.get('points')} ({p.get('measure')} = "
             f"{_fmt(p.get('measure_value'))})"
         )
+    load = report.get("load")
+    if load:
+        lines.append(
+            f"machine load: {load['action']}" + (" (PROVISIONAL)" if load["provisional"] else "")
+        )
+        if load.get("explanation"):
+            lines.append(str(load["explanation"]))
     if report.get("flags"):
         lines.append("flags: " + ", ".join(report["flags"]))
     for row in report.get("profile") or []:

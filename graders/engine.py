@@ -28,7 +28,7 @@ from collections.abc import Callable
 from typing import TypeVar, cast
 
 from graders.errors import GraderError
-from graders.grading import hardware_profile, precheck, runners, warm
+from graders.grading import fair_timing, forbidden_ops, hardware_profile, precheck, runners, warm
 from graders.grading.model_wrapping import wrap_model_submission
 from graders.grading.phases import Outcome, Run, comparison_fields
 from graders.measure import calibrate
@@ -194,12 +194,17 @@ class _Grading:
             try:
                 with bench.hush():
                     remembered = bench.times if warm.enabled() else None
-                    timed = grader.time_calls(run, companions, remembered)
+                    timed, builder.load = fair_timing.time_fairly(
+                        grader, self.spec, self.device, run, companions, remembered
+                    )
             finally:
                 for name in bench.dropped(companions):
                     builder.companion_errors[name] = bench.companion_errors[name]
             _require_measure(self.spec, self.device, timed)
             builder.set_performance(timed, run.flags)
+            finding = forbidden_ops.check(grader, run)  # [rules] forbid: no performance points
+            if finding is not None:
+                builder.set_forbidden(finding.rules, finding.operators, finding.message())
             return None
         except Outcome as outcome:
             return outcome

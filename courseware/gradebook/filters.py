@@ -22,6 +22,7 @@ MARKS: dict[str, Callable[[GradebookCell], bool]] = {
     "error": lambda cell: cell.error,
     "flags": lambda cell: bool(cell.flags),
     "late": lambda cell: cell.late,
+    "provisional": lambda cell: cell.provisional,
 }
 
 
@@ -30,6 +31,7 @@ class GradebookFilterForm(forms.Form):
     error = forms.BooleanField(label=_("errors"), required=False)
     flags = forms.BooleanField(label=_("flags"), required=False)
     late = forms.BooleanField(label=_("late"), required=False)
+    provisional = forms.BooleanField(label=_("provisional"), required=False)
     q = forms.CharField(
         label=_("Student"),
         required=False,

@@ -55,6 +55,9 @@ class GradebookCell:
     flags: list[str] = field(default_factory=list)
     late: bool = False
     overridden: bool = False
+    # The counted score's performance points were measured on a busy machine and a quiet
+    # worker will grade it again (courseware/submissions/provisional.py).
+    provisional: bool = False
 
 
 @dataclass
@@ -169,6 +172,8 @@ class _Fold:
             cell.score = score
             cell.submission_id = submission.pk
             cell.overridden = overridden
+            grading = submission.current_grading
+            cell.provisional = not overridden and grading is not None and grading.provisional
             cell.late = submission.is_late and not overridden
 
     def link_unscored(self) -> None:

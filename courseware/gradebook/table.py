@@ -36,6 +36,7 @@ MARK_KINDS = (
     Mark("error", "!", _("error")),
     Mark("flags", "⚑", _("flags")),
     Mark("late", "◔", _("late")),
+    Mark("provisional", "~", _("provisional: timed on a busy machine, to be graded again")),
     Mark("overridden", "✎", _("overridden by a person")),
 )
 

@@ -175,6 +175,10 @@ class Grading(models.Model):
     # the grade is stored, the informative profile follows once the queue is empty.
     profile_pending = models.BooleanField(default=False)
     profile_claimed_at = models.DateTimeField(null=True, blank=True)
+    # Its performance points were measured on a busy machine, twice (graders/measure/load.py):
+    # they count for now, marked, and a grading on a quiet worker replaces them
+    # (courseware/submissions/provisional.py).
+    provisional = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["-created_at", "-id"]

@@ -25,6 +25,9 @@ from courseware.courses.selectors import user_is_staff_of
 from courseware.submissions import readable_units as units
 from courseware.submissions import selectors
 from courseware.submissions.feedback import Feedback, feedback_for
+from courseware.submissions.forbidden_note import forbidden_message
+from courseware.submissions.ladder_view import LadderView, report_ladder
+from courseware.submissions.load_view import LoadView, load_view_for
 from courseware.submissions.models import (
     PENDING_STATUSES,
     Grading,
@@ -98,6 +101,8 @@ class ReportPage:
     performance: list[Row] = field(default_factory=list)
     roof: str = ""
     chart: RooflineChart | None = None
+    ladder: LadderView | None = None  # naive, reference and this submission on one axis
+    load: LoadView | None = None  # how busy the machine was, and provisional points
     roofline_url: str = ""
     profile: list[Row] = field(default_factory=list)
     profile_pending: bool = False  # left for later while others waited (profiles_later.py)
@@ -558,7 +563,7 @@ def report_page(*, submission: Submission, viewer: User, is_staff: bool) -> Repo
         pending=submission.status in PENDING_STATUSES,
         verdict=verdict_label(data["verdict"]),
         verdict_code=data["verdict"],
-        message=report.get("message") if report else None,
+        message=forbidden_message(report) or (report.get("message") if report else None),
         report=report,
         breakdown=score_breakdown(submission, grading) if finished else None,
         history=history_for(viewer=viewer, submission=submission),
@@ -579,6 +584,8 @@ def report_page(*, submission: Submission, viewer: User, is_staff: bool) -> Repo
         page.performance.append(hardware_bytes_row(report["hardware_bytes"]))
     page.roof = roof_label(perf.get("roof"))
     page.chart = chart_from_report(report)
+    page.ladder = report_ladder(report)
+    page.load = load_view_for(report, grading)
     page.roofline_url = roofline_url(report)
     page.profile = profile_rows(report.get("profile"))
     page.profile_pending = bool(grading is not None and grading.profile_pending)

@@ -32,6 +32,7 @@ from courseware.accounts.timezone import local_datetime_text
 from courseware.courses.models import Item, ItemKind, Offering, Role
 from courseware.courses.selectors import enrolment_for_item, item_get_published, policy_for
 from courseware.refusals import Refused
+from courseware.submissions import provisional
 from courseware.submissions.models import (
     PENDING_STATUSES,
     Grading,
@@ -417,7 +418,9 @@ def grading_record(
                 worker=worker[:200],
                 duration_s=duration_s,
                 profile_pending=profile_pending,
+                provisional=bool(report.get("load", {}).get("provisional")),
             )
+            provisional.follow_up(grading)
             if claim_token is None:
                 _set_status(
                     submission_id=submission.pk, new=new_status, allowed_from=(Status.RUNNING,)

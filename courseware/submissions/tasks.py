@@ -25,7 +25,7 @@ from django.db import connection
 
 import graders
 from courseware.fleet import dispatch, recovery
-from courseware.submissions import db_retry, profiles_later, services
+from courseware.submissions import db_retry, profiles_later, provisional, services
 from graders import Report
 
 logger = logging.getLogger(__name__)
@@ -151,6 +151,16 @@ def take_waiting_profiles(kind: str) -> int:
     if wait("looking for profiles left", profiles_later.waiting_exists, kind=kind):
         profiles_later.send(kind=kind)
     return taken
+
+
+@shared_task(name=provisional.REGRADE_TASK_NAME, ignore_result=True)
+def regrade_provisional(submission_id: int) -> str:
+    """Grade a submission again whose points are provisional, unless others wait."""
+    return db_retry.until_database_answers(
+        f"regrading provisional submission {submission_id}",
+        provisional.regrade_if_still_provisional,
+        submission_id,
+    )
 
 
 @shared_task(name="graders.requeue_stale", ignore_result=True)

@@ -29,6 +29,7 @@ from graders.devices.base import Device, InputStage, OutputUnreadable, SettleFai
 from graders.errors import GraderError
 from graders.grading import correctness, trusted_code
 from graders.measure import companion_times
+from graders.measure import load as machine_load
 from graders.measure import stats as measure
 from graders.measure.companion_times import CompanionTimes, Remembered
 from graders.report.build import TimedFigures
@@ -56,6 +57,7 @@ _CLAIM_FLOOR, _CLAIM_SLACK_S = 0.5, 1e-3
 _WINDOW_NICE = -15  # the grading thread's priority inside a call's window
 # The profiled call's budget: at most _PROFILE_S, less when the timed calls were quick.
 _PROFILE_S, _PROFILE_FIXED_S, _PROFILE_CALLS = 30.0, 3.0, 20
+_CANARY_S = 20.0  # a companion's canary (two triads and flushes) takes well under a second
 _FLOOR_S = 1e-9  # a call at or below the empty call's cost counts as this, never 0 or less
 
 
@@ -192,6 +194,8 @@ class Grader:
         self.arena, self.dev = inputs, dev
         self.memory_bound = memory_bound
         self.reference = trusted_code.load(spec.reference_path, spec.entry, spec.content_hash)
+        # What the memory-bus canary compares with (graders/measure/load.py); None: no canary.
+        self.bus_yardstick: machine_load.Yardstick | None = None
 
     # ------------------------------------------------------------------ plumbing
     def receive(
@@ -694,6 +698,44 @@ class Grader:
             return None, done
         return seconds, done
 
+    def bus_canary(self, companions: dict[str, Run]) -> float | None:
+        """The share of the calibrated memory bandwidth a trusted companion's sandbox gets
+        now, on the grading core (graders/harness/bus_canary.py); None without a yardstick or
+        a companion, or when the canary failed (then the companion's next call tells)."""
+        yardstick = self.bus_yardstick
+        companion = companions.get("reference") or companions.get("naive")
+        if yardstick is None or companion is None:
+            return None
+        companion.deadline = time.monotonic() + _CANARY_S
+        try:
+            self.thaw(companion, "(canary)")
+            companion.session.send(
+                "canary",
+                n=yardstick.n,
+                flush_bytes=yardstick.flush_bytes,
+                runs=machine_load.CANARY_RUNS,
+            )
+            reply = self.receive(companion, ("canary",), "(canary)", "timed_s")
+            self.pause(companion, "(canary)")
+        except (Outcome, ChannelClosed):
+            return None
+        # The canary's CPU time is ours, not work done between the companion's calls.
+        companion.cpu_mark = companion.containment.cpu_ns()
+        return yardstick.share(float(reply["best_s"]))
+
+    def wait_for_quiet_bus(self, companions: dict[str, Run]) -> None:
+        """Bounded patience before timing again: poll the canary until the bus reads quiet,
+        at most machine_load.PATIENCE_S; without a canary, one poll interval's pause."""
+        give_up = time.monotonic() + machine_load.PATIENCE_S
+        while True:
+            share = self.bus_canary(companions)
+            if share is None:
+                time.sleep(machine_load.POLL_S)
+                return
+            if share >= machine_load.BUS_BUSY_BELOW or time.monotonic() > give_up:
+                return
+            time.sleep(machine_load.POLL_S)
+
     def profile(self, run: Run) -> list[ProfileRow] | None:
         """Top operators of one call; informative only, so it earns and costs nothing."""
         layout = input_layout(self.spec, self.spec.sizes[self.device].timed)
@@ -766,6 +808,18 @@ class TimedPhase:
         self.pending: tuple[dict[str, Any], int | None, str] | None = None
         self.reference_done: dict[str, Any] | None = None
         self.disturbed: list[float] = []
+        self.stalled_kept = 0  # disturbed calls scored anyway, once patience ran out
+        self.bus_shares: list[float] = []
+        self._read_bus()
+        if self.bus_shares and self.bus_shares[-1] < machine_load.BUS_BUSY_BELOW:
+            # A median remembered from a quieter moment is no yardstick for a busy one: the
+            # companions are timed in full, in the same rounds as the submission.
+            self.reusing = {name: None for name in companions}
+
+    def _read_bus(self) -> None:
+        share = self.grader.bus_canary(self.companions)
+        if share is not None:
+            self.bus_shares.append(share)
 
     def companion_call(self, name: str, seeds: list[int], warm: bool) -> None:
         if name not in self.companions:
@@ -803,6 +857,7 @@ class TimedPhase:
         ):
             self.disturbed.append(seconds)  # preempted: measure again instead
         else:
+            self.stalled_kept += timing.disturbed()
             self.times.append(seconds)
             self.claimed.append(timing.claimed_ns / timing.calls / 1e9)
             self.outside.append(max(timing.net_ns - timing.our_wait_ns, 0) / timing.calls / 1e9)
@@ -870,9 +925,19 @@ class TimedPhase:
         run.correctness["timed_calls_verified"] = self.verified
         run.correctness["timed_calls_spot_checked"] = self.spot_checked
         others = self.others
+        disturbed_companions = []
         for name, companion in self.companions.items():
-            if len(others[name]) < 3:  # a very busy machine: better noisy than nothing
+            if len(others[name]) < 3 and companion.disturbed:  # better noisy than nothing
                 others[name] = others[name] + companion.disturbed
+                disturbed_companions.append(name)
+        self._read_bus()
+        signals = machine_load.LoadSignals(
+            bus_shares=tuple(self.bus_shares),
+            stalled_retaken=len(self.disturbed),
+            stalled_kept=self.stalled_kept,
+            companions_disturbed=tuple(disturbed_companions),
+            precise=measure.median_rel_error(self.times) <= self.policy.target_median_error,
+        )
         medians = {name: measure.summarize(t).median_s for name, t in others.items() if t}
         reused: dict[str, float] = {}
         now = time.monotonic()
@@ -904,6 +969,7 @@ class TimedPhase:
             companions_reused=reused or None,
             calls_per_window=self.grader.arena.sets,
             empty_window_s=run.baseline_ns / 1e9,
+            load=signals,
         )
 
 

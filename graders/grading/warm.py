@@ -41,6 +41,8 @@ from graders import devices
 from graders.errors import GraderError
 from graders.grading import runners
 from graders.grading.phases import Grader, Outcome, Run
+from graders.measure import calibrate
+from graders.measure import load as machine_load
 from graders.measure.companion_times import CompanionTimes
 from graders.sandbox import launch as sandbox
 from graders.sandbox import slots
@@ -137,6 +139,9 @@ class Bench:
             self.arena,
             self.dev,
             memory_bound=runners.memory_bound(spec, device, peaks),
+        )
+        self.grader.bus_yardstick = machine_load.yardstick(
+            device, peaks, calibrate.timed_elements(device), spec.limits.memory_mb
         )
         self.times = CompanionTimes()
         self.companions: dict[str, Run] = {}

@@ -29,6 +29,10 @@ the trusted side validates every message against graders/sandbox/protocol.py):
     <- go {calls}                          the submission's calls, same reply
     <- profile {inputs, top}               one call under torch.profiler
     -> profiled {ops}
+    <- operators {inputs}                  one untimed call under torch.profiler ([rules] forbid)
+    -> operators {names}
+    <- canary {n, flush_bytes, runs}      trusted companions only: the memory-bus canary
+    -> canary {best_s}
     <- trace {inputs}                      CUDA: one call in an NVTX range, for Nsight Compute
     -> traced
     <- exit
@@ -306,6 +310,15 @@ def main(job_path: str) -> None:
             elif op == "profile":
                 tensors = region.tensors(command["inputs"])
                 channel.send("profiled", ops=_profile(function, tensors, command.get("top", 10)))
+            elif op == "operators":
+                channel.send(
+                    "operators", names=_operator_names(region.tensors(command["inputs"]), function)
+                )
+            elif op == "canary":  # asked of trusted companions only (bus_canary.py)
+                from . import bus_canary
+
+                best = bus_canary.measure(command["n"], command["flush_bytes"], command["runs"])
+                channel.send("canary", best_s=best)
             elif op == "trace":
                 _trace(function, region.tensors(command["inputs"]))
                 channel.send("traced")
@@ -344,6 +357,19 @@ def _profiler_notes_hidden() -> Iterator[None]:
         os.dup2(saved, 2)
         os.close(saved)
         os.close(quiet)
+
+
+def _operator_names(buffers: list[Any], function: Callable[..., Any]) -> list[str]:
+    """Every distinct operator one call ran, nested ones included (aten::softmax and the
+    aten::_softmax under it). Unlike _profile, a call that raises is the submission's."""
+    cuda = bool(buffers) and buffers[0].is_cuda
+    with _profiler_notes_hidden(), _profiler(cuda) as prof:
+        function(*buffers)
+        if cuda:
+            import torch
+
+            torch.cuda.synchronize()
+    return sorted({event.key[:200] for event in prof.key_averages()})
 
 
 def _warm_profiler() -> None:

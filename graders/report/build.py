@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar, cast
 
+from graders.measure.load import LoadDecision, LoadSignals
 from graders.measure.stats import Summary
 from graders.report import roofline
+from graders.report.ladder import build as build_ladder
 from graders.report.types import (
     VERDICTS,
     Correctness,
     Device,
+    ForbiddenUse,
     HardwareBytes,
     Peak,
     Performance,
@@ -45,6 +48,7 @@ class TimedFigures:
     companions_reused: dict[str, float] | None = None  # name -> age of the reused median (s)
     calls_per_window: int = 1
     empty_window_s: float | None = None
+    load: LoadSignals = field(default_factory=LoadSignals)  # what it saw of a busy machine
 
     def measure(self, name: str) -> float | None:
         """The relative figure a scoring curve names, or None when it was not measured."""
@@ -75,6 +79,12 @@ class ReportBuilder:
         self.traceback: str | None = None
         # DRAM bytes counted by Nsight Compute in a separate call (CUDA only; informative).
         self.hardware_bytes: HardwareBytes | None = None
+        # How busy the machine was while timing, and what was done (graders/measure/load.py).
+        self.load: LoadDecision | None = None
+        # Set when the submission ran an operator its exercise forbids, with the message
+        # that says which and why (graders/grading/forbidden_ops.py): no performance points.
+        self.forbidden: ForbiddenUse | None = None
+        self.forbidden_message: str | None = None
         # The submission's language (graders/grading/precheck.py: "python", "triton",
         # "cuda_cpp"), set by the engine once the precheck has passed.
         self.language = "python"
@@ -123,12 +133,26 @@ class ReportBuilder:
             self.flags.append("implausible_speed")
         self.performance = perf
 
+    def set_forbidden(self, rules: list[str], operators: list[str], message: str) -> None:
+        """The submission ran operators its exercise forbids: it keeps its correctness points
+        only, and ``message`` (which names them) is what the student reads."""
+        self.forbidden = {"rules": list(rules), "operators": list(operators)}
+        self.forbidden_message = message
+
+    def _add_forbidden(self, report: Report, verdict: Verdict) -> None:
+        """A correct grading that ran a forbidden operator keeps its figures, which earned no
+        performance points (_performance_points); it says which operator, and why."""
+        if self.forbidden is not None and verdict == "correct":
+            report["forbidden"] = self.forbidden
+            report["message"] = self.forbidden_message
+
     def _performance_points(self) -> tuple[float, str | None, float | None]:
         curve = self.spec.scoring.curves.get(self.device)
         if curve is None or self.performance is None:
             return 0.0, None, None
         value = _measured(self.performance, curve.measure)
-        if self.flags or self.interpreted:  # an untrustworthy or meaningless figure: nothing
+        # An untrustworthy or meaningless figure, or a forbidden operator's: nothing.
+        if self.flags or self.interpreted or self.forbidden is not None:
             return 0.0, curve.measure, value
         return curve.points(value, self.spec.scoring.performance_points), curve.measure, value
 
@@ -217,9 +241,17 @@ class ReportBuilder:
         }
         if self.companion_errors:
             report["companion_errors"] = dict(self.companion_errors)
+        self._add_forbidden(report, verdict)
+        ladder = build_ladder(
+            performance, spec.scoring.curves.get(self.device), spec.scoring.performance_points
+        )
+        if ladder is not None:
+            report["ladder"] = ladder
         if self.hardware_bytes is not None and verdict == "correct":
             report["hardware_bytes"] = self.hardware_bytes
         notes = [INTERPRETED_NOTE] if self.interpreted and verdict != "rejected" else []
+        if self.load is not None and performance is not None:
+            report["load"] = self.load.report()
         notes += self.notes
         if notes:
             report["notes"] = notes

@@ -83,6 +83,45 @@ class Performance(Figures):
     measure_value: NotRequired[float | None]
 
 
+class LoadReport(TypedDict):
+    """How busy the machine was while the submission was timed, and what was done about it
+    (graders/measure/load.py)."""
+
+    # The memory-bus canary's readings, each a share of the calibrated bandwidth (before and
+    # after the timed phase); None where there is no canary (a GPU, no companion).
+    bus_canary: list[NonNegative] | None
+    stalled_calls_retaken: Count  # the submission's calls kept off their core, timed again
+    stalled_calls_kept: Count  # ... and scored anyway (the phase's patience ran out)
+    detected: list[str]  # each disturbance, in the student's words
+    # none: nothing disturbed; remeasured: timed again (disturbed calls, or the whole phase);
+    # ratio: scored from the ratio to a companion timed in the same rounds, which the load
+    # cancels; provisional: still disturbed after a second timing.
+    action: Literal["none", "remeasured", "ratio", "provisional"]
+    measured_twice: bool
+    provisional: bool
+    explanation: str | None  # what was seen and done, for the student (English)
+
+
+LadderRungName = Literal["naive", "reference", "submission"]
+
+
+class LadderRung(TypedDict):
+    name: LadderRungName
+    value: float  # on the axis of the scoring curve (``Ladder.measure``)
+    points: NonNegative  # the performance points that figure earns on the curve
+
+
+class Ladder(TypedDict):
+    """The naive version, the reference and the submission on the scoring curve's axis, each
+    with its points (graders/report/ladder.py); rungs that were not timed are left out."""
+
+    measure: str
+    full_at: float
+    zero_at: NonNegative
+    performance_points: NonNegative
+    rungs: list[LadderRung]
+
+
 class Peak(TypedDict):
     gbps: float | None
     flops_per_s: float | None
@@ -154,6 +193,14 @@ class CellReport(TypedDict):
     output: str | None
 
 
+class ForbiddenUse(TypedDict):
+    """Operators the submission ran that its exercise's ``[rules] forbid`` names: the rules
+    matched (e.g. "softmax") and the operators that matched them (e.g. "aten::_softmax")."""
+
+    rules: list[str]
+    operators: list[str]
+
+
 class Report(TypedDict):
     exercise: str
     exercise_hash: str | None
@@ -178,9 +225,19 @@ class Report(TypedDict):
     # that a Triton kernel ran under Triton's interpreter on a CPU worker, so its timing earned
     # no performance points. Absent when there is nothing to say.
     notes: NotRequired[list[str]]
+    # How busy the machine was while the submission was timed (absent before it was
+    # watched, and for gradings that timed nothing). ``provisional`` there marks points that
+    # a grading on a quiet machine will replace.
+    load: NotRequired[LoadReport]
     # DRAM bytes counted by the hardware, where the worker profiles with ncu; absent in
     # reports graded before it, or by workers that do not.
     hardware_bytes: NotRequired[HardwareBytes]
+    # Where the submission stands between the naive version and the reference, timed in the
+    # same grading (a correct, timed grading with a scoring curve; absent before issue 26).
+    ladder: NotRequired[Ladder]
+    # A correct submission that ran an operator the exercise forbids: correctness points
+    # only, no performance figures (graders/grading/forbidden_ops.py). Absent otherwise.
+    forbidden: NotRequired[ForbiddenUse]
     # Notebook exercises.
     kind: NotRequired[Literal["code", "notebook"]]
     needs_manual_grade: NotRequired[bool]

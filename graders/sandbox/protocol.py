@@ -75,6 +75,9 @@ SCHEMAS: dict[str, dict[str, Check]] = {
     },
     "profiled": {"ops": lambda value: isinstance(value, list) and len(value) <= 100},
     "traced": {},
+    "canary": {"best_s": lambda value: isinstance(value, float) and 0 < value < 60},
+    # Checked name by name by graders/grading/forbidden_ops.py.
+    "operators": {"names": lambda value: isinstance(value, list) and len(value) <= 5000},
 }
 
 _TENSOR_FIELDS: dict[str, Check] = {

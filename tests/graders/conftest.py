@@ -20,7 +20,7 @@ REPO = Path(__file__).resolve().parents[2]
 VECTOR_ADD = REPO / "exercises" / "ch15" / "vector-add"
 SUBMISSIONS = Path(__file__).resolve().parent / "submissions"
 
-_QUICK = {
+QUICK = {
     r"timed = \{ n = 16777216 \}": "timed = { n = 4194304 }",
     r"setup_s = 60": "setup_s = 8",
     r"timed_s = 30": "timed_s = 5",
@@ -44,7 +44,7 @@ def copy_exercise(target: Path, replacements: dict[str, str]) -> Path:
 
 @pytest.fixture(scope="session")
 def quick_spec(tmp_path_factory: pytest.TempPathFactory) -> ExerciseSpec:
-    return load_exercise(copy_exercise(tmp_path_factory.mktemp("exercises"), _QUICK))
+    return load_exercise(copy_exercise(tmp_path_factory.mktemp("exercises"), QUICK))
 
 
 _CACHE: dict[tuple[str, str | bytes, bool], Report] = {}
@@ -54,7 +54,7 @@ _CACHE: dict[tuple[str, str | bytes, bool], Report] = {}
 # core with the companions): the same exercise with room enough that no machine's speed
 # turns the verdict into a timeout.
 _ROOMY = {
-    **_QUICK,
+    **QUICK,
     r"timed = \{ n = 16777216 \}": "timed = { n = 1048576 }",
     r"setup_s = 60": "setup_s = 60",
     r"timed_s = 30": "timed_s = 60",

@@ -1,0 +1,49 @@
+"""The timed phase, measured again when the machine disturbed it (graders/measure/load.py).
+
+Kept apart from the engine so the decision's flow can be tried with injected figures: a
+disturbed phase is timed again after a bounded wait for quiet, and one disturbed twice is
+scored as provisional.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol
+
+from graders.measure import load as machine_load
+from graders.measure.companion_times import CompanionTimes
+from graders.report.build import TimedFigures
+from graders.spec.exercise import ExerciseSpec
+
+if TYPE_CHECKING:
+    from graders.grading.phases import Run
+
+
+class Timer(Protocol):
+    """What of graders.grading.phases.Grader this needs."""
+
+    def time_calls(
+        self, run: Run, companions: dict[str, Run], remembered: CompanionTimes | None = None
+    ) -> TimedFigures: ...
+
+    def wait_for_quiet_bus(self, companions: dict[str, Run]) -> None: ...
+
+
+def time_fairly(
+    timer: Timer,
+    spec: ExerciseSpec,
+    device: str,
+    run: Run,
+    companions: dict[str, Run],
+    remembered: CompanionTimes | None,
+) -> tuple[TimedFigures, machine_load.LoadDecision]:
+    """The timed figures to score, and what was seen of the machine and done about it."""
+    curve = spec.scoring.curves.get(device)
+    measure = curve.measure if curve else None
+    timed = timer.time_calls(run, companions, remembered)
+    decision = machine_load.decide(timed.load, measure, remeasured=False)
+    if decision.action == "remeasure" and spec.scoring.performance_points > 0:
+        timer.wait_for_quiet_bus(companions)
+        # Nothing remembered from before is reused: everything is timed afresh, together.
+        timed = timer.time_calls(run, companions, None)
+        decision = machine_load.decide(timed.load, measure, remeasured=True)
+    return timed, decision

@@ -1,0 +1,142 @@
+"""Provisional points: marked where people read scores, then replaced by a quiet grading.
+
+The reports are the engine's, with the ``load`` block a busy grading writes
+(graders/measure/load.py); the decision itself is tested in tests/graders/test_machine_load.py.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+from unittest import mock
+
+import pytest
+
+from courseware.gradebook.selectors import gradebook_for
+from courseware.gradebook.table import cell_marks
+from courseware.submissions import provisional
+from courseware.submissions.models import Grading, Status, Submission
+from courseware.submissions.services import grading_record, submission_claim, submission_create
+from graders.report.schema import upgrade
+from graders.report.types import Report
+from tests.conftest import Cast
+from tests.courseware.submissions.test_report_page import page_of, sample
+
+
+def with_load(report: dict[str, Any], *, is_provisional: bool, score: float) -> Report:
+    report = copy.deepcopy(report)
+    report["score"] = score
+    report["load"] = {
+        "bus_canary": [0.74, 0.71] if is_provisional else [0.98, 0.99],
+        "stalled_calls_retaken": 6,
+        "stalled_calls_kept": 2 if is_provisional else 0,
+        "detected": ["the memory bus was shared"] if is_provisional else [],
+        "action": "provisional" if is_provisional else "remeasured",
+        "measured_twice": True,
+        "provisional": is_provisional,
+        "explanation": "…",
+    }
+    return upgrade(report)
+
+
+def record(submission: Submission, report: Report, key: str) -> Grading | None:
+    submission_claim(submission_id=submission.pk)
+    return grading_record(
+        submission_id=submission.pk, report=report, run_key=key, worker="w", duration_s=1
+    )
+
+
+@pytest.fixture
+def scheduled() -> Any:
+    with mock.patch.object(provisional, "schedule") as schedule:
+        yield schedule
+
+
+def busy_grading(cast: Cast, score: float = 8.1) -> Submission:
+    made = submission_create(user=cast.alice, exercise_slug="vector-add", code="x = 1")
+    record(made, with_load(sample("fast"), is_provisional=True, score=score), "busy")
+    return Submission.objects.get(pk=made.pk)
+
+
+def test_a_provisional_grading_is_kept_marked_and_followed_by_another(
+    cast: Cast, scheduled: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    with django_capture_on_commit_callbacks(execute=True):
+        submission = busy_grading(cast)
+    grading = submission.current_grading
+    assert grading is not None and grading.provisional and submission.status == Status.GRADED
+    scheduled.assert_called_once_with(
+        submission.pk, queue=submission.device_kind, countdown=provisional.RETRY_AFTER_S[0]
+    )
+    cell = gradebook_for(offering=cast.offering).rows[0].cells["vector-add"]
+    assert cell.score is not None and cell.provisional
+    assert "provisional" in [mark.name for mark in cell_marks(cell)]
+
+
+def test_a_quiet_grading_follows_with_nothing(
+    cast: Cast, scheduled: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    made = submission_create(user=cast.alice, exercise_slug="vector-add", code="x = 1")
+    with django_capture_on_commit_callbacks(execute=True):
+        grading = record(made, with_load(sample("fast"), is_provisional=False, score=9.2), "q")
+    assert grading is not None and not grading.provisional
+    scheduled.assert_not_called()
+
+
+def test_the_quiet_regrade_replaces_the_provisional_points(
+    cast: Cast, scheduled: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    submission = busy_grading(cast, score=8.1)
+    with (
+        mock.patch("courseware.submissions.services.current_app.send_task") as send,
+        django_capture_on_commit_callbacks(execute=True),
+    ):
+        assert provisional.regrade_if_still_provisional(submission.pk) == "queued"
+    assert send.call_args.kwargs["args"] == [submission.pk]
+    assert Submission.objects.get(pk=submission.pk).status == Status.QUEUED
+    record(submission, with_load(sample("fast"), is_provisional=False, score=9.3), "quiet")
+    cell = gradebook_for(offering=cast.offering).rows[0].cells["vector-add"]
+    assert str(cell.score) == "9.300" and not cell.provisional
+    # The history keeps the provisional grading; the task finds nothing left to do.
+    assert [g.provisional for g in Grading.objects.filter(submission=submission)] == [False, True]
+    assert provisional.regrade_if_still_provisional(submission.pk) == "settled"
+
+
+def test_a_provisional_submission_steps_back_while_others_wait(cast: Cast, scheduled: Any) -> None:
+    submission = busy_grading(cast)
+    scheduled.reset_mock()
+    submission_create(user=cast.bob, exercise_slug="vector-add", code="y = 2")  # queued
+    assert provisional.regrade_if_still_provisional(submission.pk) == "stepped_back"
+    scheduled.assert_called_once_with(
+        submission.pk, queue=submission.device_kind, countdown=provisional.STEP_BACK_S
+    )
+    assert Submission.objects.get(pk=submission.pk).status == Status.GRADED
+
+
+def test_patience_is_bounded(
+    cast: Cast, scheduled: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    with django_capture_on_commit_callbacks(execute=True):
+        submission = busy_grading(cast)
+    for attempt in range(provisional.TRIES):
+        Submission.objects.filter(pk=submission.pk).update(status=Status.QUEUED)
+        with django_capture_on_commit_callbacks(execute=True):
+            record(
+                submission, with_load(sample("fast"), is_provisional=True, score=8), f"b{attempt}"
+            )
+    countdowns = [call.kwargs["countdown"] for call in scheduled.call_args_list]
+    assert countdowns == list(provisional.RETRY_AFTER_S)  # the last busy grading adds none
+    html = page_of(cast.alice, submission)
+    assert 'id="provisional"' in html and "a TA can grade it again" in html
+
+
+def test_the_report_page_says_so_in_both_languages(cast: Cast, scheduled: Any) -> None:
+    submission = busy_grading(cast)
+    english = page_of(cast.alice, submission)
+    banner = english[english.index('id="provisional"') :]
+    assert "Provisional" in banner and "graded again by itself once the worker is quiet" in banner
+    table = english[english.index('id="load"') :]
+    assert "74 %, 71 %" in table and "6 timed again, 2 scored anyway" in table
+    chinese = page_of(cast.alice, submission, "zh-hans")
+    assert "暂定" in chinese[chinese.index('id="provisional"') :]
+    assert "内存总线" in chinese
