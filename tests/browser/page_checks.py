@@ -11,7 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Page, ViewportSize
+from django.conf import settings
+from playwright.sync_api import Browser, Page, ViewportSize
+
+from tests.browser.conftest import Student
 
 ROOT = Path(__file__).resolve().parents[2]
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
@@ -98,3 +101,16 @@ def focus_is_visible(page: Page) -> bool:
             }"""
         )
     )
+
+
+def visitor(
+    browser: Browser, base_url: str, shots: Path, language: str, viewport: ViewportSize = PHONE
+) -> Student:
+    """A browser context that is not logged in, in one language (the login page's visitor)."""
+    context = browser.new_context(
+        locale="zh-CN" if language.startswith("zh") else "en-US", viewport=viewport
+    )
+    context.add_cookies(
+        [{"name": settings.LANGUAGE_COOKIE_NAME, "value": language, "url": base_url}]
+    )
+    return Student(context, base_url, shots, language)

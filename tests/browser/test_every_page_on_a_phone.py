@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 import pytest
-from django.conf import settings
 from django.contrib.auth.models import User
 from django.utils import timezone
 from playwright.sync_api import Browser
@@ -23,7 +22,13 @@ from courseware.similarity import services as similarity
 from courseware.similarity.demo_solutions import CHUNKED, CHUNKED_DISGUISED
 from courseware.submissions.models import Status, Submission, SubmissionKind
 from tests.browser.conftest import Student
-from tests.browser.page_checks import PHONE, TABLET, serious_violations, sideways_overflow
+from tests.browser.page_checks import (
+    PHONE,
+    TABLET,
+    serious_violations,
+    sideways_overflow,
+    visitor,
+)
 from tests.conftest import Cast, make_cast
 from tests.courseware.quizzes.conftest import SLUG, answer
 from tests.courseware.submissions.test_notebook_review import waiting_notebook
@@ -118,7 +123,7 @@ def test_every_page_fits_a_phone_and_a_tablet_and_passes_axe(
             people[visit.who] = (
                 log_in(user, language)
                 if user
-                else anonymous(browser, live_server, shots_dir, language)
+                else visitor(browser, live_server.url, shots_dir, language)
             )
         person = people[visit.who]
         page = person.page
@@ -135,13 +140,3 @@ def test_every_page_fits_a_phone_and_a_tablet_and_passes_axe(
     for person in people.values():
         person.context.close()  # log_in closes its own again, harmlessly
     assert not problems, "\n".join(problems)
-
-
-def anonymous(browser: Browser, live_server, shots_dir, language: str) -> Student:
-    context = browser.new_context(
-        locale="zh-CN" if language.startswith("zh") else "en-US", viewport=PHONE
-    )
-    context.add_cookies(
-        [{"name": settings.LANGUAGE_COOKIE_NAME, "value": language, "url": live_server.url}]
-    )
-    return Student(context, live_server.url, shots_dir, language)

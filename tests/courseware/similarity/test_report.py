@@ -160,3 +160,22 @@ def test_the_demo_course_seeded_submissions_flag_only_the_copied_pair(cast: Cast
     assert flagged == [("dana", "eli")]
     top = run.pairs.first()
     assert top is not None and top.flagged  # ranked first
+
+
+@pytest.mark.django_db
+def test_the_report_pages_read_in_chinese(cast: Cast) -> None:
+    hand_in(cast, "alice", CHUNKED)
+    hand_in(cast, "bob", CHUNKED_DISGUISED)
+    run = services.run_start(item=cast.item, offering=cast.offering, requested_by=cast.tara)
+    services.run_execute(run.pk)
+    pair = run.pairs.get()
+    ta = client_for(cast.tara)
+    ta.cookies["django_language"] = "zh-hans"
+    index = ta.get("/review/similarity/").content.decode()
+    assert "把一道练习中每位学生的最终提交" in index and "至少 50% 的代码" in index
+    assert ">相似度</a>" in index  # the header's link
+    pairs = ta.get(f"/review/similarity/{run.pk}/").content.decode()
+    assert "提交对（最相似的排在前面）" in pairs and "2 名学生的最终提交" in pairs
+    assert "已标记" in pairs
+    side = ta.get(f"/review/similarity/{run.pk}/pairs/{pair.pk}/").content.decode()
+    assert "alice 与 bob" in side and "也出现在另一份中" in side
