@@ -79,6 +79,9 @@ class SampleExpectation:
     where: str = ""
     # Per device kind: what a grading on that device must give instead (a [name.cuda] table).
     on_device: dict[str, SampleExpectation] = field(default_factory=dict)
+    # The ``[rules] forbid`` entry the grading must find the sample running (``forbidden =
+    # "softmax"``); None: the grading must find nothing forbidden.
+    forbidden: str | None = None
 
     def for_device(self, device: str) -> SampleExpectation:
         """The expectation a grading on ``device`` ("cpu", "cuda") is checked against."""
@@ -152,10 +155,15 @@ def load_expectations(folder: Path, max_score: float) -> list[SampleExpectation]
     expectations = []
     for name in top.data:
         entry = top.sub(name)
-        entry.only(("verdict", "score", *DEVICE_KINDS))
+        entry.only(("verdict", "score", "forbidden", *DEVICE_KINDS))
         if name not in files:
             raise top.fail(name, f"no sample file samples/{name}.py")
         verdict, low, high = _outcome(entry, max_score)
+        forbidden = entry.get("forbidden", str, None)
+        if forbidden is not None and verdict != "correct":
+            raise entry.fail(
+                "forbidden", "only a correct grading is checked for forbidden operators"
+            )
         on_device = {}
         for device in DEVICE_KINDS:
             if device in entry:
@@ -165,7 +173,15 @@ def load_expectations(folder: Path, max_score: float) -> list[SampleExpectation]
                     name, *_outcome(table, max_score), where=table.where
                 )
         expectations.append(
-            SampleExpectation(name, verdict, low, high, where=entry.where, on_device=on_device)
+            SampleExpectation(
+                name,
+                verdict,
+                low,
+                high,
+                where=entry.where,
+                on_device=on_device,
+                forbidden=forbidden,
+            )
         )
     missing = sorted(files - set(top.data))
     if missing:

@@ -24,6 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, cast
 
+from graders.authoring.forbidden_samples import exempt, forbidden_problems
 from graders.authoring.meta import AuthoringMeta, SampleExpectation, load_expectations, load_meta
 from graders.errors import GraderError, SpecError
 from graders.locations import cache_dir
@@ -150,7 +151,7 @@ def _grade_all(
         name, _, source = item
         profile = perf or name in ("reference", "naive")
         report = grade(
-            graded_spec,
+            exempt(graded_spec) if name in ("reference", "naive") else graded_spec,
             source,
             device=device,
             slot=(index % jobs) if jobs > 1 else None,
@@ -198,8 +199,11 @@ def _check_gradings(
                 f"({report.get('message')})"
             )
             continue
-        # In quick mode the score of a correct grading reflects no real timing.
-        if (perf or want.verdict != "correct") and not want.low <= report["score"] <= want.high:
+        problems += forbidden_problems(spec, want, report, expected_toml)
+        # In quick mode the score of a correct grading reflects no real timing; one that ran a
+        # forbidden operator earns correctness points only, timed or not.
+        untimed = want.verdict != "correct" or "forbidden" in report
+        if (perf or untimed) and not want.low <= report["score"] <= want.high:
             problems.append(
                 f"{expected_toml}: field '{want.where}.score': "
                 f"expected [{want.low:g}, {want.high:g}], graded {report['score']:g}"

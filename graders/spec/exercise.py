@@ -64,6 +64,15 @@ An exercise is a folder ``exercises/<chapter>/<slug>/`` holding:
     [correctness]                            # optional
     allow_input_mutation = false
 
+    [rules]                                  # optional: teaching rules for submissions
+    forbid = ["softmax"]                     # operators the student must write themselves:
+    #   aten operator names without "aten::" (lower case, digits, underscores). A submission
+    #   whose profiled, untimed call ran a matching operator (graders/grading/forbidden_ops.py:
+    #   aliases and internal variants such as aten::_softmax or aten::log_softmax match) keeps
+    #   its correctness points and gets no performance points. The reference and naive
+    #   versions are exempt. A teaching rule, not a security boundary: code that hides its
+    #   operators from the profiler is a matter for the course's honesty policy.
+
     [[check_cases]]                          # optional, any number: adversarial inputs
     name = "near_constant_rows"              # a Python identifier, unique; by convention
                                              #   samples/<name>.py is the sloppy code it fails
@@ -258,6 +267,8 @@ class ExerciseSpec:
     check_cases: tuple[CheckCase, ...] = ()
     # The worker kinds that may grade it (see WORKER_KIND_PATTERN); default: ``devices``.
     worker_kinds: tuple[str, ...] = ()
+    # ``[rules] forbid``: operators a submission may not run (graders/grading/forbidden_ops.py).
+    forbid: tuple[str, ...] = ()
 
     @property
     def max_score(self) -> float:
@@ -570,6 +581,7 @@ def load_exercise(folder: Path | str) -> ExerciseSpec:
             "correctness",
             "kernelbench",
             "check_cases",
+            "rules",
         )
     )
 
@@ -642,7 +654,35 @@ def load_exercise(folder: Path | str) -> ExerciseSpec:
         kernelbench=kernelbench,
         check_cases=check_cases,
         worker_kinds=worker_kinds,
+        forbid=_parse_rules(top.sub("rules", {})),
     )
+
+
+OPERATOR_NAME = re.compile(r"[a-z][a-z0-9_]*")
+
+
+def _parse_rules(table: Table) -> tuple[str, ...]:
+    """``[rules] forbid``: aten operator names a submission may not run."""
+    table.only(("forbid",))
+    names = table.get("forbid", list, [])
+    for name in names:
+        if not isinstance(name, str):
+            raise table.fail("forbid", f"{name!r} is not a string: list operator names in quotes")
+        if name.startswith("aten::"):
+            raise table.fail(
+                "forbid", f"write {name.removeprefix('aten::')!r} without the 'aten::' prefix"
+            )
+        if not OPERATOR_NAME.fullmatch(name.lstrip("_")):
+            raise table.fail(
+                "forbid",
+                f"{name!r} is not an operator name: use the aten operator's name in lower case "
+                "with underscores, e.g. 'softmax', 'layer_norm' or 'scaled_dot_product_attention'",
+            )
+    # A leading underscore names an internal variant, which the base name matches anyway.
+    cleaned = tuple(name.lstrip("_") for name in names)
+    if len(set(cleaned)) != len(cleaned):
+        raise table.fail("forbid", "lists an operator twice")
+    return cleaned
 
 
 def _parse_worker_kinds(top: Table, devices: tuple[str, ...]) -> tuple[str, ...]:
