@@ -107,6 +107,7 @@ def run_execute(run_id: int) -> SimilarityRun:
                 second_spans=m.second_spans,
             )
             for m in compare.matches(sources, given_code(run.item), progress)
+            if m.similarity >= compare.LIST_AT
         ]
     except Exception as error:  # the TA reads why on the run's page instead of waiting forever
         logger.exception("similarity run %s failed", run.pk)

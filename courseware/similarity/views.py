@@ -73,6 +73,7 @@ def similarity_run(request: AuthenticatedHttpRequest, run_id: int) -> HttpRespon
         "progress": selectors.progress_of(run),
         "pairs": selectors.pairs_of(run),
         "flag_at": round(compare.FLAG_AT * 100),
+        "list_at": round(compare.LIST_AT * 100),
     }
     return render(request, "similarity/run.html", context)
 

@@ -179,3 +179,15 @@ def test_the_report_pages_read_in_chinese(cast: Cast) -> None:
     assert "已标记" in pairs
     side = ta.get(f"/review/similarity/{run.pk}/pairs/{pair.pk}/").content.decode()
     assert "alice 与 bob" in side and "也出现在另一份中" in side
+
+
+@pytest.mark.django_db
+def test_students_who_hand_in_the_starter_make_no_pair(cast: Cast) -> None:
+    starter = services.given_code(cast.item)[0]
+    hand_in(cast, "alice", starter)
+    hand_in(cast, "bob", starter)
+    run = services.run_start(item=cast.item, offering=cast.offering, requested_by=cast.tara)
+    services.run_execute(run.pk)
+    assert not run.pairs.exists()
+    page = client_for(cast.tara).get(f"/review/similarity/{run.pk}/").content.decode()
+    assert "No two final submissions share 20% or more of their code" in page
