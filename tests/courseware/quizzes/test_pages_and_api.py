@@ -86,7 +86,7 @@ def test_a_right_answer_reveals_the_explanation_with_the_students_numbers(cast: 
         .json()
     )
     assert (
-        q["revealed"] and q["answer"].endswith("us") and f"{v['b']} × {v['s']}" in q["explanation"]
+        q["revealed"] and q["answer"].endswith(" µs") and f"{v['b']} × {v['s']}" in q["explanation"]
     )
     # Bob has not answered: he sees nothing of it.
     assert (

@@ -17,7 +17,9 @@ from courseware.quizzes.marking import Tolerance, round_significant
 from courseware.quizzes.parsing import parse_number
 from courseware.quizzes.spec import Question, QuizFileError, load_quiz
 from courseware.quizzes.units import answer_unit, unit_label
-from tests.courseware.quizzes.conftest import bank, question
+from tests.conftest import Cast
+from tests.courseware.quizzes.conftest import SLUG, bank, logged_in, question, variant
+from tests.courseware.quizzes.page_html import question_block
 from tests.courseware.quizzes.test_quiz_files import copy_bank, edit
 
 DRAWS = 200
@@ -168,3 +170,26 @@ def test_a_question_that_wants_more_digits_must_say_so(tmp_path: Path) -> None:
     edit(file, "digits = 3", "digits = 1")
     with pytest.raises(QuizFileError, match=r"must be between 2 and 6"):
         load_quiz(folder, validate=False)
+
+
+def test_a_zh_page_reveals_the_answer_with_its_unit_in_chinese(cast: Cast) -> None:
+    """Through the page: a student answers in µs, to 2 significant figures, and the zh page
+    shows the answer in 微秒 (the en page in µs)."""
+    key = "18-layernorm-memory-time"
+    exact = question(key).solve(variant(cast.alice, key)).answer
+    assert isinstance(exact, float)
+    client = logged_in(cast.alice)
+    page = f"/quizzes/{SLUG}/"
+    with translation.override("zh-hans"):
+        response = client.post(
+            page, {"question": key, "answer": f"{two_figures(exact)} 微秒"},
+            HTTP_ACCEPT_LANGUAGE="zh-hans",
+        )  # fmt: skip
+        zh = client.get(response["Location"], HTTP_ACCEPT_LANGUAGE="zh-hans").content
+    block = question_block(zh, 18)
+    shown = question(key).answer_text(question(key).solve(variant(cast.alice, key)), {}, "zh")
+    assert shown.endswith(" 微秒") and shown in block.text
+    assert "µs" not in block.text  # the zh explanation names the unit in Chinese too
+    with translation.override("en"):
+        en = client.get(response["Location"], HTTP_ACCEPT_LANGUAGE="en").content
+    assert shown.replace(" 微秒", " µs") in question_block(en, 18).text
