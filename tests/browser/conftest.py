@@ -112,3 +112,12 @@ def log_in(browser: Browser, live_server, shots_dir: Path) -> Iterator:
     yield make
     for context in contexts:
         context.close()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test here drives Chromium: `-m "not browser"` leaves them all out locally; CI
+    (`make test`) runs them."""
+    here = Path(__file__).parent
+    for item in items:
+        if here in item.path.parents:
+            item.add_marker(pytest.mark.browser)
