@@ -38,6 +38,8 @@ migrate: install
 run: migrate
 	$(BIN)/python manage.py sync_content
 	$(BIN)/python manage.py seed_demo
+	# Four demo students with vector-add submissions, two alike: the TAs' similarity report.
+	$(BIN)/python manage.py seed_similarity_demo
 	$(BIN)/python scripts/run_local.py
 
 # The browser tests drive Debian's chromium through Playwright (never a browser Playwright

@@ -40,6 +40,7 @@ class Visit:
     who: str  # a Cast attribute, or "" for a visitor who is not logged in
     path: str
     name: str
+    status: int = 200
 
 
 def course_with_everything(cast: Cast) -> list[Visit]:
@@ -61,8 +62,9 @@ def course_with_everything(cast: Cast) -> list[Visit]:
         reason="Ill, with a doctor's note.",
         granted_by=cast.ines,
     )
+    latest = {}
     for user, code in ((cast.bob, CHUNKED_DISGUISED), (cast.alice, CHUNKED)):
-        Submission.objects.create(
+        latest[user.username] = Submission.objects.create(
             user=user,
             item=cast.item,
             offering=cast.offering,
@@ -84,6 +86,9 @@ def course_with_everything(cast: Cast) -> list[Visit]:
         Visit("alice", "/exercises/vector-add/", "exercise"),
         Visit("alice", "/exercises/fusion-notebook/", "notebook-exercise"),
         Visit("alice", f"/submissions/{report.pk}/", "report"),
+        Visit("alice", f"/submissions/{latest['alice'].pk}/diff/?against={report.pk}", "diff"),
+        Visit("alice", "/review/", "forbidden", 403),
+        Visit("alice", "/exercises/no-such-exercise/", "not-found", 404),
         Visit("alice", "/quizzes/", "quizzes"),
         Visit("alice", f"/quizzes/{SLUG}/?part=3", "quiz"),
         Visit("alice", "/roofline/?device=H200&ai=0.25", "roofline"),
@@ -129,7 +134,9 @@ def test_every_page_fits_a_phone_and_a_tablet_and_passes_axe(
         page = person.page
         page.set_viewport_size(PHONE)
         response = page.goto(person.base_url + visit.path)
-        assert response is not None and response.ok, f"{visit.path}: {response and response.status}"
+        assert response is not None and response.status == visit.status, (
+            f"{visit.path}: {response and response.status}"
+        )
         page.wait_for_load_state("load")
         where = f"{language} {visit.name} ({visit.path})"
         problems += [f"{where} at 390 px: {p}" for p in sideways_overflow(page)]
