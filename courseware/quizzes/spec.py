@@ -29,7 +29,7 @@ from types import ModuleType
 from typing import Any
 
 from courseware.quizzes import units
-from courseware.quizzes.marking import DEFAULT_DIGITS, Tolerance
+from courseware.quizzes.marking import DEFAULT_DIGITS, Tolerance, round_significant
 from graders.errors import SpecError
 from graders.spec.content import SlugRegistry, Table, field_error, read_toml
 from graders.spec.content import content_hash as folder_hash
@@ -520,8 +520,6 @@ def _render_checked(question: Question, fld: str, template: str, context: Mappin
 
 def check_variant(question: Question, variables: Mapping[str, Any]) -> None:
     """Everything that must hold for one drawn variant; QuizFileError naming the field if not."""
-    from courseware.quizzes.parsing import AnswerInvalid, parse_number
-
     solution = question.solve(variables)
     for lang in LANGUAGES:
         _render_checked(question, f"text.{lang}", question.text[lang], variables)
@@ -559,15 +557,34 @@ def check_variant(question: Question, variables: Mapping[str, Any]) -> None:
                 f"for variables {dict(variables)}; tighten the tolerance"
             )
     shown = format(answer, question.answer_format)
-    try:
-        typed = parse_number(shown, unit=question.unit).value
-    except AnswerInvalid:
-        typed = math.nan
-    if not question.tolerance.accepts(typed, answer):
+    if not _read_back(question, shown, answer):
         raise QuizFileError(
             f"{question.file}: field 'answer.format': the answer is shown as {shown}, which the "
             f"tolerance ({question.tolerance.describe()}) refuses; show more digits"
         )
+    # The honest-rounding rule, end to end: the rounded answer as a student types it, plain
+    # and with the unit the page shows, is read and accepted (README.md, "Numeric answers").
+    rounded = f"{round_significant(answer, question.tolerance.digits):.15g}"
+    for typed in (rounded, *(f"{rounded} {units.answer_unit(question.unit, lang)}"
+                             for lang in LANGUAGES if question.unit)):  # fmt: skip
+        if not _read_back(question, typed, answer):
+            raise QuizFileError(
+                f"{question.file}: field 'answer.unit': '{typed}', the answer rounded to "
+                f"{question.tolerance.digits} significant figures, is refused for variables "
+                f"{dict(variables)}"
+            )
+
+
+def _read_back(question: Question, typed: str, answer: float) -> bool:
+    """Whether `typed`, read as a student's answer, is accepted for `answer`."""
+    from courseware.quizzes.parsing import AnswerInvalid, parse_number
+
+    assert question.tolerance is not None
+    try:
+        value = parse_number(typed, unit=question.unit).value
+    except AnswerInvalid:
+        return False
+    return question.tolerance.accepts(value, answer)
 
 
 def validate_question(question: Question, variants: int = VALIDATION_VARIANTS) -> None:

@@ -15,8 +15,8 @@ from django.utils import translation
 
 from courseware.quizzes.marking import Tolerance, round_significant
 from courseware.quizzes.parsing import parse_number
-from courseware.quizzes.spec import Question, QuizFileError, load_quiz
-from courseware.quizzes.units import answer_unit, unit_label
+from courseware.quizzes.spec import Question, QuizFileError, load_quiz, validate_question
+from courseware.quizzes.units import ANSWER_UNITS, answer_unit, unit_label
 from tests.conftest import Cast
 from tests.courseware.quizzes.conftest import SLUG, bank, logged_in, question, variant
 from tests.courseware.quizzes.page_html import question_block
@@ -193,3 +193,13 @@ def test_a_zh_page_reveals_the_answer_with_its_unit_in_chinese(cast: Cast) -> No
     with translation.override("en"):
         en = client.get(response["Location"], HTTP_ACCEPT_LANGUAGE="en").content
     assert shown.replace(" 微秒", " µs") in question_block(en, 18).text
+
+
+def test_validation_refuses_a_unit_the_page_shows_but_cannot_read_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """sync_content --check types the 2-figure answer with the unit each page shows; were a zh
+    spelling one the parser does not know, the file is refused instead of students."""
+    monkeypatch.setitem(ANSWER_UNITS["zh"], "us", "微秒钟")
+    with pytest.raises(QuizFileError, match=r"answer\.unit.*微秒钟.*refused"):
+        validate_question(question("18-layernorm-memory-time"), variants=1)
