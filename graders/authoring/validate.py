@@ -26,6 +26,7 @@ from typing import Any, cast
 
 from graders.authoring.forbidden_samples import exempt, forbidden_problems
 from graders.authoring.meta import AuthoringMeta, SampleExpectation, load_expectations, load_meta
+from graders.authoring.notebook_samples import notebook_folders, validate_notebook
 from graders.errors import GraderError, SpecError
 from graders.locations import cache_dir
 from graders.spec.exercise import Curve, ExerciseSpec, SizePlan, TimingPolicy, load_exercise
@@ -375,14 +376,15 @@ def validate_path(
     progress: Callable[[str], None] | None = None,
 ) -> list[ExerciseResult]:
     folders = exercise_folders(path)
-    if not folders:
-        raise SpecError(f"{path}: no exercise.toml found")
+    notebooks = notebook_folders(path)  # their samples/ too (authoring/notebook_samples.py)
+    if not folders and not notebooks:
+        raise SpecError(f"{path}: no exercise.toml found (nor notebook.toml)")
     return [
         validate_exercise(
             f, perf=perf, device=device, jobs=jobs, use_cache=use_cache, progress=progress
         )
         for f in folders
-    ]
+    ] + [validate_notebook(folder, progress) for folder in notebooks]
 
 
 # ------------------------------------------------------------------------ the cache

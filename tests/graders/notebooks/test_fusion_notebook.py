@@ -104,3 +104,40 @@ def test_the_notebook_uses_the_courses_terms() -> None:
     text = json.dumps(json.loads((FUSION / "fusion.ipynb").read_text()), ensure_ascii=False)
     assert "屋顶线" not in text and "核函数" not in text
     assert "Roofline 模型" in text
+
+
+def test_the_visible_tests_do_not_give_the_answers_away(fusion) -> None:
+    # The released test cells are what a student reads: they check the type and the sense of
+    # an answer, and the hidden part (stripped from the release) checks its value.
+    release = nbformat.reads(fusion.release.decode(), as_version=4)
+    visible = {
+        c.metadata.nbgrader["grade_id"]: c.source
+        for c in release.cells
+        if c.metadata.get("nbgrader", {}).get("grade")
+        and c.metadata.nbgrader["grade_id"].startswith("test-")
+    }
+    assert "3" not in visible["test-ops-per-call"]  # computed from a profile, never written
+    assert "7 / 3" not in visible["test-traffic"]
+
+
+def test_task_2_separates_what_the_profile_shows_from_what_is_reasoned(fusion) -> None:
+    source = nbformat.read(fusion.source_path, as_version=4)
+    task = next(c.source for c in source.cells if c.metadata.nbgrader["grade_id"] == "task-explain")
+    assert "*shows*" in task and "*reason*" in task and "cannot show it by itself" in task
+    assert "*显示*" in task and "*推断*" in task and "单看耗时表是看不出来的" in task
+    # The TA's rubric grades the same two parts.
+    assert "Memory bound, reasoned" in fusion.rubrics["explain"]["en"]
+    assert "推断出受限于内存" in fusion.rubrics["explain"]["zh"]
+
+
+def test_the_validator_grades_the_samples_and_tells_numpy_from_torch() -> None:
+    # samples/numpy_fused.ipynb computes the right values with numpy: every check but the
+    # hidden one that counts the elements torch's GELU produced passes it.
+    from graders.authoring.validate import validate_path
+
+    (result,) = validate_path(FUSION)
+    assert result.passed, result.problems
+    assert result.gradings["solution"]["verdict"] == "correct"
+    assert result.gradings["solution"]["score"] == 6.0
+    assert result.gradings["numpy_fused"]["verdict"] == "wrong"
+    assert result.gradings["numpy_fused"]["score"] == 4.0
