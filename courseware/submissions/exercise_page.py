@@ -7,14 +7,16 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
 
+from django.conf import settings
 from django.contrib.auth.models import User
 from django.utils import timezone
 from django.utils.functional import Promise
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
-from courseware.courses.models import Item
+from courseware.courses.models import Item, ItemKind
 from courseware.courses.selectors import EffectivePolicy, enrolment_for_item, policy_for
+from courseware.submissions.ladder_view import LadderView, exercise_ladder
 from courseware.submissions.models import PENDING_STATUSES, Status, Submission, Verdict
 from courseware.submissions.notebook_tasks import NotebookTask, notebook_tasks
 from courseware.submissions.selectors import (
@@ -26,6 +28,10 @@ from courseware.submissions.selectors import (
     submission_list_for,
     submissions_with_scores,
 )
+from graders import SpecError, load_exercise
+from graders.authoring.ladder_rules import LadderRecord
+from graders.authoring.validate import latest_ladder
+from graders.spec.exercise import worker_kind_device
 
 DEVICE_LABELS: dict[str, Promise] = {
     "cuda": gettext_lazy("an NVIDIA GPU (CUDA)"),
@@ -63,6 +69,7 @@ class ExercisePage:
     source_limit: int | None
     submissions: list[SubmissionRow]
     tasks: list[NotebookTask] = field(default_factory=list)
+    ladder: LadderView | None = None  # naive, reference and the student's best on one axis
 
     @property
     def titled_tasks(self) -> list[tuple[NotebookTask, str]]:
@@ -156,9 +163,31 @@ def exercise_page_for(
         ),
         device=grading_device_for(item),
         source_limit=source_limit_bytes(item),
-        submissions=submission_rows(user=user, item=item),
+        submissions=(rows := submission_rows(user=user, item=item)),
         tasks=notebook_tasks(item),
+        ladder=ladder_for(item, rows),
     )
+
+
+def ladder_for(item: Item, rows: list[SubmissionRow]) -> LadderView | None:
+    """The exercise's ladder from the student's own reports, else from its latest --perf
+    validation record (the same content, on the device that grades it)."""
+    if item.kind != ItemKind.EXERCISE:
+        return None
+    reports = [
+        (row.submission.pk, row.submission.current_grading.report)
+        for row in rows
+        if row.submission.status in FINISHED and row.submission.current_grading is not None
+    ]
+    return exercise_ladder(reports, validation_ladder(item))
+
+
+def validation_ladder(item: Item) -> LadderRecord | None:
+    try:
+        spec = load_exercise(settings.GRADERS_EXERCISES_ROOT / item.source_path)
+    except SpecError:
+        return None  # the page says what is wrong with the files (views._prompt_and_starter)
+    return latest_ladder(spec, worker_kind_device(grading_device_for(item) or "cpu"))
 
 
 def editor_strings(page: ExercisePage) -> dict[str, object]:

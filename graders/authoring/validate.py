@@ -3,9 +3,12 @@
 Quick mode (the default, for CI) grades the reference, the naive version and every
 sample through the real engine and sandbox, but with the timed phase shrunk to one
 verified call on the last check size (:func:`quick_spec`): verdicts are checked,
-scores of correct gradings are not. ``perf=True`` grades with the exercise's own timing
-and companions, and also checks that the reference earns full performance points,
-the naive version fewer, and every sample its score range.
+scores of correct gradings are not; the scoring curves are checked against the ladder's
+rule without timing (``ladder_rules.curve_problems``). ``perf=True`` grades with the
+exercise's own timing and companions, and also checks the measured ladder
+(``ladder_rules.ladder_problems``): the naive version earns at most 25 % of the performance
+points, the reference at least 95 % with a margin, every sample its score range. The
+measured rungs are kept with the result (``ExerciseResult.ladder``) for the site to show.
 
 Results are cached per exercise content hash (any file in the folder) in
 ``$GRADERS_CACHE_DIR/validation.json``; :func:`validation_status` reads them.
@@ -25,6 +28,13 @@ from pathlib import Path
 from typing import Any, cast
 
 from graders.authoring.forbidden_samples import exempt, forbidden_problems
+from graders.authoring.ladder_rules import (
+    LadderRecord,
+    curve_problems,
+    has_ladder,
+    ladder_problems,
+    measured_ladder,
+)
 from graders.authoring.meta import AuthoringMeta, SampleExpectation, load_expectations, load_meta
 from graders.authoring.notebook_samples import notebook_folders, validate_notebook
 from graders.errors import GraderError, SpecError
@@ -48,6 +58,9 @@ class ExerciseResult:
     draft: bool = False
     seconds: float = 0.0
     cached: bool = False
+    # --perf only: the measured rungs, and whether one failed (which withholds publishing).
+    ladder: LadderRecord | None = None
+    ladder_failed: bool = False
 
     @property
     def passed(self) -> bool:
@@ -201,28 +214,15 @@ def _check_gradings(
             )
             continue
         problems += forbidden_problems(spec, want, report, expected_toml)
-        # In quick mode the score of a correct grading reflects no real timing; one that ran a
-        # forbidden operator earns correctness points only, timed or not.
+        # In quick mode the score of a correct grading reflects no real timing; in perf mode
+        # it is a rung of the ladder (ladder_rules), which says where it sits on the curve.
+        # One that ran a forbidden operator earns correctness points only, timed or not.
         untimed = want.verdict != "correct" or "forbidden" in report
-        if (perf or untimed) and not want.low <= report["score"] <= want.high:
+        checked_here = untimed or (perf and not has_ladder(spec, device))
+        if checked_here and not want.low <= report["score"] <= want.high:
             problems.append(
                 f"{expected_toml}: field '{want.where}.score': "
                 f"expected [{want.low:g}, {want.high:g}], graded {report['score']:g}"
-            )
-    if perf:
-        full = spec.scoring.performance_points
-        ref, naive = reports.get("reference"), reports.get("naive")
-        ref_points = ((ref or {}).get("performance") or {}).get("points")
-        if ref is not None and ref["verdict"] == "correct" and full > 0 and ref_points != full:
-            problems.append(
-                f"{files['reference']}: earns {ref_points} of {full:g} performance points "
-                f"on {ref['device']['kind']}; the curve must give the reference full points"
-            )
-        naive_points = ((naive or {}).get("performance") or {}).get("points")
-        if naive_points is not None and ref_points is not None and naive_points >= ref_points:
-            problems.append(
-                f"{files['naive']}: earns {naive_points} performance points, not fewer than "
-                f"the reference's {ref_points}"
             )
     return problems
 
@@ -347,8 +347,9 @@ def validate_exercise(
     shape_devices = ("cpu",) if spec.kernelbench is not None and "cpu" in spec.devices else None
     result.problems += structure.check_shapes(spec, reference, shape_devices)
     result.problems += structure.check_real_and_degenerate(spec, reference)
+    result.problems += curve_problems(spec)
     if result.problems:  # gradings would only repeat the same failure, slowly
-        _cache_put(result)
+        store_result(result)
         return result
 
     items = _gradable(spec)
@@ -358,11 +359,17 @@ def validate_exercise(
     files = {name: path for name, path, _ in items}
     result.gradings = {name: _summary(report) for name, report in reports.items()}
     result.problems += _check_gradings(spec, expectations, reports, files, perf, device)
+    if perf:
+        result.ladder = measured_ladder(spec, device, reports)
+        if result.ladder is not None:
+            failed_rungs = ladder_problems(spec, result.ladder, expectations)
+            result.ladder_failed = bool(failed_rungs)
+            result.problems += failed_rungs
     lesson_problems, figures = _check_lesson(spec, meta, reports)
     result.problems += lesson_problems
     result.figures = figures
     result.seconds = time.monotonic() - began
-    _cache_put(result)
+    store_result(result)
     return result
 
 
@@ -421,7 +428,8 @@ def _cache_get(content_hash: str, mode: str, device: str) -> ExerciseResult | No
         return None  # written by an older version: validate again
 
 
-def _cache_put(result: ExerciseResult) -> None:
+def store_result(result: ExerciseResult) -> None:
+    """Record a validation for its content, mode and device (what validation_status reads)."""
     if result.content_hash is None:
         return
     with contextlib.suppress(OSError), _locked() as path:
@@ -438,12 +446,24 @@ def _cache_put(result: ExerciseResult) -> None:
 def validation_status(spec: ExerciseSpec, device: str = "cpu") -> str:
     """ "passed" | "failed" | "unknown" for this exact content on ``device``.
 
-    The quick run decides (it is what gates publishing); a --perf run counts only when
-    no quick run is recorded, since speed on a shared machine is a benchmark, not a gate.
+    The quick run decides (it is what gates publishing), except that a --perf run whose
+    measured ladder failed fails the content too: its rungs are ratios to the reference timed
+    in the same grading, which the load of a shared machine cancels out. Otherwise a --perf
+    run counts only when no quick run is recorded.
     """
     data = _read(_cache_path())
+    perf_entry = data.get(f"{spec.content_hash}|perf|{device}")
+    if isinstance(perf_entry, dict) and perf_entry.get("ladder_failed"):
+        return "failed"
     for mode in ("quick", "perf"):
         entry = data.get(f"{spec.content_hash}|{mode}|{device}")
         if isinstance(entry, dict):
             return "failed" if entry.get("problems") else "passed"
     return "unknown"
+
+
+def latest_ladder(spec: ExerciseSpec, device: str = "cpu") -> LadderRecord | None:
+    """The ladder a --perf validation measured for this exact content on ``device``, if any."""
+    entry = _read(_cache_path()).get(f"{spec.content_hash}|perf|{device}")
+    ladder = entry.get("ladder") if isinstance(entry, dict) else None
+    return cast("LadderRecord", ladder) if isinstance(ladder, dict) else None

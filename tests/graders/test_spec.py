@@ -60,8 +60,8 @@ def test_content_hash_covers_every_file(tmp_path: Path) -> None:
         (r"correctness_points = 6", "correctness_points = true", "got bool"),
         (r'slug = "vector-add"', 'slug = "other"', "folder name"),
         (
-            r'measure = "fraction_of_peak_bandwidth"\nfull_at = 0.6',
-            'measure = "vibes"\nfull_at = 0.6',
+            r'\[scoring.curve.cpu\]\nmeasure = "relative_to_reference"',
+            '[scoring.curve.cpu]\nmeasure = "vibes"',
             "scoring.curve.cpu.measure",
         ),
         (

@@ -1,0 +1,91 @@
+"""The ladder per exercise over several `validate --perf` runs, for docs/BENCHMARKS.md.
+
+.venv/bin/python -m graders validate exercises --perf --no-cache --json > run1.json
+... (as many runs as wanted; the figures are ratios to the reference timed in the same
+grading, so runs on a busy machine still count)
+.venv/bin/python -m bench.ladder_table run1.json run2.json run3.json
+
+Prints, per exercise, the naive version, the reference and every sample that was timed: the
+median over the runs of its figure on the CPU curve's axis (with the range), the points that
+today's exercise.toml gives that median, and the rule or score band that rung must keep. A
+run made before a curve changed is scored on the new curve, since its figures (ratios) do not
+depend on the curve.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+from pathlib import Path
+from typing import Any
+
+from graders import load_exercise
+from graders.authoring.ladder_rules import NAIVE_MAX_SHARE, REFERENCE_MIN_SHARE
+from graders.authoring.meta import load_expectations
+
+
+def _load(paths: list[Path]) -> dict[str, list[dict[str, Any]]]:
+    """Per exercise folder: the gradings of each run that reached the timed phase."""
+    runs: dict[str, list[dict[str, Any]]] = {}
+    for path in paths:
+        for result in json.loads(path.read_text()):
+            runs.setdefault(result["path"], []).append(result["gradings"])
+    return runs
+
+
+def _figure(grading: dict[str, Any], measure: str) -> float | None:
+    if grading.get("verdict") != "correct":
+        return None
+    value = grading.get(measure)
+    return float(value) if isinstance(value, int | float) else None
+
+
+def rows(folder: str, runs: list[dict[str, Any]]) -> list[str]:
+    spec = load_exercise(Path(folder))
+    curve = spec.scoring.curves["cpu"]
+    full = spec.scoring.performance_points
+    bands = {e.name: e for e in load_expectations(spec.path, spec.max_score)}
+    names = ["naive", "reference", *sorted({n for run in runs for n in run if "/" in n})]
+    lines = []
+    for name in names:
+        values = [v for run in runs if (v := _figure(run.get(name, {}), curve.measure))]
+        if not values:
+            continue
+        median = statistics.median(values)
+        points = curve.points(median, full)
+        share = points / full
+        band = bands.get(name.removeprefix("samples/"))
+        if name == "naive":
+            rule, ok = f"<= {NAIVE_MAX_SHARE:.0%}", share <= NAIVE_MAX_SHARE
+        elif name == "reference":
+            rule, ok = f">= {REFERENCE_MIN_SHARE:.0%}", share >= REFERENCE_MIN_SHARE
+        elif band is not None:
+            score = spec.scoring.correctness_points + points
+            rule, ok = f"score [{band.low:g}, {band.high:g}]", band.low <= score <= band.high
+        else:
+            rule, ok = "-", True
+        lines.append(
+            f"| {spec.slug} | {name} | {len(values)} | {median:.3f} "
+            f"({min(values):.3f}-{max(values):.3f}) | {points:.2f} of {full:g} ({share:.0%}) "
+            f"| {rule} | {'ok' if ok else 'FAILS'} |"
+        )
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("runs", nargs="+", type=Path, help="validate --perf --json outputs")
+    args = parser.parse_args()
+    print(
+        "| exercise | rung | runs | relative_to_reference: median (range) "
+        "| points on today's curve | rule | |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    for folder, runs in sorted(_load(args.runs).items()):
+        for line in rows(folder, runs):
+            print(line)
+
+
+if __name__ == "__main__":
+    main()
