@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import typing
 from pathlib import Path
 from typing import Any
@@ -173,3 +174,52 @@ def test_a_stored_report_keeps_its_ladder_through_the_api(cast: Cast) -> None:
     client.force_login(cast.alice)
     body = json.loads(client.get(f"/api/v1/submissions/{submission.pk}").content)
     assert body["report"]["ladder"]["rungs"][-1]["value"] == 0.8
+
+
+@pytest.mark.django_db
+def test_sync_content_withholds_an_exercise_whose_measured_ladder_failed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    from courseware.courses.models import Item
+    from graders.authoring.ladder_rules import ladder_problems, measured_ladder
+
+    monkeypatch.setenv("GRADERS_CACHE_DIR", str(tmp_path / "cache"))
+    root = tmp_path / "content"
+    shutil.copytree(EXERCISE, root / "ch15" / "vector-add")
+    spec = load_exercise(root / "ch15" / "vector-add")
+    # The naive version measured as fast as the reference: the ladder fails on its first rung.
+    reports = {
+        name: {"verdict": "correct", "score": 10.0, "performance": {"measure_value": 1.0}}
+        for name in ("naive", "reference")
+    }
+    ladder = measured_ladder(spec, "cpu", reports)
+    assert ladder is not None
+    problems = ladder_problems(spec, ladder, [])
+    validate.store_result(
+        validate.ExerciseResult(
+            str(spec.path), spec.slug, spec.content_hash, "quick", "cpu", problems=[]
+        )
+    )
+    out = StringIO()
+    call_command("sync_content", "--root", str(root), stdout=out)
+    assert Item.objects.get(slug="vector-add").is_published  # the quick run passed
+    validate.store_result(
+        validate.ExerciseResult(
+            str(spec.path),
+            spec.slug,
+            spec.content_hash,
+            "perf",
+            "cpu",
+            problems=problems,
+            ladder=ladder,
+            ladder_failed=True,
+        )
+    )
+    out = StringIO()
+    call_command("sync_content", "--root", str(root), stdout=out)
+    assert "vector-add (failed validation" in out.getvalue()
+    assert not Item.objects.get(slug="vector-add").is_published
