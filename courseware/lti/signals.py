@@ -16,7 +16,7 @@ from django.db.models.signals import post_save
 from courseware.courses.models import ItemPolicy
 from courseware.lti.models import LtiContext, ResourceLink, SendReason
 from courseware.lti.passback import score_changed
-from courseware.quizzes.models import Attempt
+from courseware.quizzes.models import Attempt, ShortAnswerGrade
 from courseware.submissions.models import Grading, ManualGrade, Override, Submission
 
 
@@ -71,6 +71,23 @@ def attempt_saved(sender: type[Attempt], instance: Attempt, created: bool, **_: 
     )
 
 
+def short_answer_graded(
+    sender: type[ShortAnswerGrade], instance: ShortAnswerGrade, created: bool, **_: Any
+) -> None:
+    """A TA's grade of a short answer changes the quiz's total (the gradebook counts it)."""
+    answer = instance.answer
+    if not created or answer.offering_id is None:
+        return
+    if not LtiContext.objects.filter(offering_id=answer.offering_id).exists():
+        return
+    score_changed(
+        offering_id=answer.offering_id,
+        user_id=answer.user_id,
+        item_id=answer.item_id,
+        reason=SendReason.HAND_GRADED,
+    )
+
+
 def policy_saved(sender: type[ItemPolicy], instance: ItemPolicy, **_: Any) -> None:
     """A changed late penalty changes the score of every late submission of the item."""
     if not LtiContext.objects.filter(offering_id=instance.offering_id).exists():
@@ -97,3 +114,6 @@ def connect() -> None:
     post_save.connect(manual_grade_saved, sender=ManualGrade, dispatch_uid="lti-manual-grade")
     post_save.connect(attempt_saved, sender=Attempt, dispatch_uid="lti-quiz-attempt")
     post_save.connect(policy_saved, sender=ItemPolicy, dispatch_uid="lti-item-policy")
+    post_save.connect(
+        short_answer_graded, sender=ShortAnswerGrade, dispatch_uid="lti-short-answer-grade"
+    )

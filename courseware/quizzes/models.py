@@ -114,3 +114,11 @@ class Attempt(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} {self.question} #{self.number}"
+
+
+# Short answers and their hand grades live in their own module; imported here so that Django
+# finds them with the app's models.
+from courseware.quizzes.short_answer_models import (  # noqa: E402, F401
+    ShortAnswer,
+    ShortAnswerGrade,
+)

@@ -451,6 +451,10 @@ def quiz_scores_for(*, offering: Offering) -> list[QuizScore]:
         .select_related("user")
         .order_by("user__username")
     )
+    # Hand-graded short answers count with their latest grade (short_answers imports us).
+    from courseware.quizzes.short_answers import short_max_for, short_scores_for
+
+    short = short_scores_for(offering=offering)
     quizzes = [q for q in quiz_list_published() if q.course_id == offering.course_id]
     best: dict[tuple[int, int], Decimal] = {
         (row["user_id"], row["question_id"]): row["best"]
@@ -461,10 +465,13 @@ def quiz_scores_for(*, offering: Offering) -> list[QuizScore]:
     rows = []
     for item in quizzes:
         questions = list(item.quiz.questions.filter(is_active=True).order_by("position"))
-        max_score = sum((q.points for q in questions), Decimal(0))
+        max_score = sum((q.points for q in questions), Decimal(0)) + short_max_for(item)
         for enrolment in students:
             per = {q.key: best.get((enrolment.user_id, q.pk), Decimal(0)) for q in questions}
             answered = sum((enrolment.user_id, q.pk) in best for q in questions)
+            graded = short.get((enrolment.user_id, item.pk))
+            if graded is not None:
+                per["short-answers"], answered = graded, answered + 1
             rows.append(
                 QuizScore(
                     user_id=enrolment.user_id,

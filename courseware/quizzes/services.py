@@ -30,6 +30,7 @@ from courseware.quizzes.content import QuizUnavailable, quiz_spec_for
 from courseware.quizzes.models import Attempt, Question, Quiz
 from courseware.quizzes.parsing import AnswerInvalid, parse_number
 from courseware.quizzes.selectors import QuizPolicy, quiz_get_published, quiz_policy_for
+from courseware.quizzes.short_spec import short_points
 from courseware.quizzes.spec import Question as QuestionSpec
 from courseware.quizzes.spec import QuizFileError, QuizSpec, Solution
 from courseware.refusals import Refused
@@ -64,7 +65,8 @@ def quizzes_sync(*, quizzes: list[QuizSpec], root: Path, course: Course) -> list
                 "title_zh": spec.title["zh"],
                 "source_path": str(spec.path.resolve().relative_to(root.resolve())),
                 "content_hash": spec.content_hash,
-                "max_score": Decimal(str(spec.max_score)),
+                # The hand-graded short answers (short/*.toml) count towards the quiz too.
+                "max_score": Decimal(str(spec.max_score)) + short_points(spec.path),
                 "device_kinds": [],
                 "is_published": True,
             },

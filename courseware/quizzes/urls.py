@@ -2,7 +2,7 @@
 
 from django.urls import path, re_path
 
-from courseware.quizzes import api, views
+from courseware.quizzes import api, short_answer_views, views
 
 _SLUG = r"(?P<slug>[-a-zA-Z0-9_]+)"
 _KEY = r"(?P<key>[-a-zA-Z0-9_]+)"
@@ -11,6 +11,16 @@ page_urls = [
     path("", views.quiz_list, name="quiz-list"),
     path("<slug:slug>/", views.quiz_detail, name="quiz-detail"),
     path("<slug:slug>/q/<int:number>/", views.quiz_question, name="quiz-question"),
+    path(
+        "<slug:slug>/explain/<slug:key>/",
+        short_answer_views.short_answer_page,
+        name="quiz-short-answer",
+    ),
+    path(
+        "<slug:slug>/explain/<slug:key>/review/",
+        short_answer_views.short_answer_review,
+        name="quiz-short-answer-review",
+    ),
 ]
 
 api_urls = [

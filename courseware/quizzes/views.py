@@ -35,6 +35,7 @@ from courseware.quizzes.parts import (
     parts_of_rows,
     quiz_parts,
 )
+from courseware.quizzes.short_answers import short_items_for
 from courseware.quizzes.spec import QuizFileError
 from courseware.refusals import Refused
 
@@ -162,6 +163,8 @@ def quiz_detail(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
         "next": _neighbour(parts, current, +1),
         "elsewhere": elsewhere,
         "all_parts": ALL_PARTS,
+        # The hand-graded "explain your reasoning" items (short_answers.py), after the others.
+        "short_items": short_items_for(user=request.user, item=item, language=get_language()),
     }
     return render(request, "quizzes/quiz.html", context)
 

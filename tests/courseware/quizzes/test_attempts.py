@@ -7,6 +7,7 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
+from django.conf import settings
 from django.contrib.auth.models import User
 from django.test import override_settings
 from django.utils import timezone
@@ -14,6 +15,7 @@ from django.utils import timezone
 from courseware.courses.models import Item, ItemPolicy
 from courseware.quizzes.models import Attempt, QuizSettings
 from courseware.quizzes.selectors import quiz_scores_for
+from courseware.quizzes.short_spec import short_points
 from courseware.refusals import Refused
 from tests.conftest import Cast
 from tests.courseware.quizzes.conftest import SLUG, answer, right_answer, variant
@@ -30,7 +32,9 @@ def test_sync_made_the_quiz_an_item_with_its_questions(cast: Cast) -> None:
     item = Item.objects.get(slug=SLUG)
     assert item.kind == "quiz" and item.is_published
     assert item.quiz.questions.count() >= 25
-    assert item.max_score == sum(q.points for q in item.quiz.questions.all())
+    # The hand-graded short answers (short/*.toml) count too (test_short_answers.py).
+    short = short_points(settings.GRADERS_EXERCISES_ROOT / "ch15" / "quiz")
+    assert item.max_score == sum(q.points for q in item.quiz.questions.all()) + short
 
 
 def test_a_parameterized_numeric_answer_is_graded_on_the_students_own_numbers(cast: Cast) -> None:
