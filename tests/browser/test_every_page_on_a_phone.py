@@ -15,7 +15,7 @@ from datetime import timedelta
 import pytest
 from django.contrib.auth.models import User
 from django.utils import timezone
-from playwright.sync_api import Browser
+from playwright.sync_api import Browser, Page
 
 from courseware.courses.models import Extension, Item, ItemPolicy
 from courseware.similarity import services as similarity
@@ -141,9 +141,25 @@ def test_every_page_fits_a_phone_and_a_tablet_and_passes_axe(
         where = f"{language} {visit.name} ({visit.path})"
         problems += [f"{where} at 390 px: {p}" for p in sideways_overflow(page)]
         problems += [f"{where}: {v}" for v in serious_violations(page)]
+        problems += [f"{where}: {p}" for p in chart_misfits(page)]
         person.screenshot(f"{visit.name}-390")
         page.set_viewport_size(TABLET)
         problems += [f"{where} at 768 px: {p}" for p in sideways_overflow(page)]
     for person in people.values():
         person.context.close()  # log_in closes its own again, harmlessly
     assert not problems, "\n".join(problems)
+
+
+def chart_misfits(page: Page) -> list[str]:
+    """A roofline chart on the page scales to the window: as wide as its column allows, and
+    neither cut off nor shrunk to a stamp."""
+    chart = page.locator("#roofline-chart:visible")
+    if chart.count() == 0:
+        return []
+    box = chart.bounding_box()
+    width = page.viewport_size["width"] if page.viewport_size else 0
+    if box is None or not (0.75 * width <= box["width"] <= width):
+        return [
+            f"the roofline chart is {box and round(box['width'])} px wide in a {width} px window"
+        ]
+    return []
