@@ -41,6 +41,7 @@ from django.utils.http import urlsafe_base64_encode
 from courseware.courses.models import Course, Enrolment, Extension, Item, Offering, Role
 from courseware.quizzes.content import quiz_spec_for
 from courseware.quizzes.models import Attempt, Question
+from courseware.similarity.models import SimilarityRun, SimilarPair
 from courseware.submissions.models import (
     Grading,
     RegradeBatch,
@@ -93,6 +94,11 @@ ROUTES: dict[str, Rule] = {
     "submission-detail": Rule(Access.OWNER),
     "submission-diff": Rule(Access.OWNER),
     "review-queue": Rule(Access.ANY_STAFF),
+    # TAs' similarity reports (courseware/similarity): a run and its pairs are its offering's.
+    "similarity-index": Rule(Access.ANY_STAFF),
+    "similarity-run": Rule(Access.STAFF),
+    "similarity-progress": Rule(Access.STAFF),
+    "similarity-pair": Rule(Access.STAFF),
     "regrade-start": Rule(Access.ANY_STAFF),
     "regrade-batch": Rule(Access.STAFF),
     "regrade-progress": Rule(Access.STAFF),
@@ -162,6 +168,8 @@ ARGUMENTS: dict[str, str] = {
     "number": "one",
     "key": "question_key",
     "batch_id": "regrade_batch_id",
+    "run_id": "similarity_run_id",
+    "pair_id": "similarity_pair_id",
     "extension_id": "extension_id",
     "uidb64": "alice_uidb64",
     "token": "bogus_token",
@@ -265,6 +273,8 @@ class World:
     regrade_batch_id: int
     extension_id: int
     offering_id: int
+    similarity_run_id: int = 0
+    similarity_pair_id: int = 0
     exercise_slug: str = "vector-add"
     notebook_slug: str = "fusion-notebook"
     quiz_slug: str = ""
@@ -342,6 +352,19 @@ def build_world(cast: Cast) -> World:
         item=cast.item, offering=cast.offering, scope=RegradeScope.LATEST, requested_by=cast.tara
     )
     batch.submissions.add(code)
+    run = SimilarityRun.objects.create(
+        item=cast.item, offering=cast.offering, requested_by=cast.tara
+    )
+    pair = SimilarPair.objects.create(
+        run=run,
+        first=code,
+        second=code,
+        similarity=1,
+        first_share=1,
+        second_share=1,
+        tokens=30,
+        flagged=True,
+    )
     extension = Extension.objects.create(
         offering=cast.offering,
         item=cast.item,
@@ -377,6 +400,8 @@ def build_world(cast: Cast) -> World:
         alice_submission_id=code.pk,
         alice_notebook_id=notebook.pk,
         regrade_batch_id=batch.pk,
+        similarity_run_id=run.pk,
+        similarity_pair_id=pair.pk,
         extension_id=extension.pk,
         offering_id=cast.offering.pk,
         quiz_slug=question.quiz.item.slug,
