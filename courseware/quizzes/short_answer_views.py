@@ -102,6 +102,8 @@ def short_answer_review(request: AuthenticatedHttpRequest, slug: str, key: str) 
         "question": question,
         "text": question.text[lang],
         "guide": question.guide[lang],
-        "rows": review_rows(item=item, question=question, language=get_language()),
+        "rows": review_rows(
+            user=request.user, item=item, question=question, language=get_language()
+        ),
     }
     return render(request, "quizzes/short_answer_review.html", context)

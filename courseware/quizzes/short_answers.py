@@ -17,7 +17,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from courseware.courses.models import Item, Offering
+from courseware.courses.models import Enrolment, Item, Offering, Role
 from courseware.courses.selectors import enrolment_for_item, user_is_staff_of
 from courseware.quizzes.content import quiz_folder
 from courseware.quizzes.selectors import quiz_get_published, quiz_policy_for
@@ -194,10 +194,17 @@ class ReviewRow:
     criteria: list[dict[str, Any]]  # id, text, max, given (or suggested), suggested
 
 
-def review_rows(*, item: Item, question: ShortQuestion, language: str | None) -> list[ReviewRow]:
+def review_rows(
+    *, user: User, item: Item, question: ShortQuestion, language: str | None
+) -> list[ReviewRow]:
+    """The answers ``user`` may grade: those of the offerings they are staff of (all for a
+    superuser)."""
     lang = _lang(language)
+    answers = ShortAnswer.objects.filter(item=item, key=question.key).select_related("user")
+    if not getattr(user, "is_superuser", False):
+        answers = answers.filter(offering_id__in=reviewable_offerings(user=user, item=item))
     rows = []
-    for answer in ShortAnswer.objects.filter(item=item, key=question.key).select_related("user"):
+    for answer in answers:
         grade = latest_grade(answer)
         suggested = question.suggested(answer.text)
         given: dict[str, Any] = grade.points if grade is not None else {}
@@ -216,12 +223,21 @@ def review_rows(*, item: Item, question: ShortQuestion, language: str | None) ->
     return rows
 
 
+def reviewable_offerings(*, user: User, item: Item) -> list[int]:
+    """Ids of the offerings of the quiz's course where ``user`` is a TA or an instructor."""
+    return list(
+        Enrolment.objects.filter(
+            user=user, offering__course_id=item.course_id, role__in=[Role.TA, Role.INSTRUCTOR]
+        ).values_list("offering_id", flat=True)
+    )
+
+
 def staff_may_review(*, user: User, item: Item) -> bool:
-    """A TA or instructor of a running offering of the quiz's course (or a superuser)."""
+    """A TA or instructor of some offering of the quiz's course (or a superuser); each sees
+    the answers of their own offerings only (review_rows)."""
     if getattr(user, "is_superuser", False):
         return True
-    enrolment = enrolment_for_item(user=user, item=item)
-    return user_is_staff_of(user=user, offering=enrolment.offering if enrolment else None)
+    return bool(reviewable_offerings(user=user, item=item))
 
 
 def short_scores_for(*, offering: Offering) -> dict[tuple[int, int], Decimal]:

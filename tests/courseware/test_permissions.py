@@ -113,6 +113,11 @@ ROUTES: dict[str, Rule] = {
     "quiz-list": Rule(Access.SIGNED_IN),
     "quiz-detail": Rule(Access.SIGNED_IN, kwargs=QUIZ),
     "quiz-question": Rule(Access.SIGNED_IN, kwargs=QUIZ),
+    # A short answer's page shows the signed-in student their own answer; its grading page is
+    # for the staff of the course's offerings, each seeing their own offerings' answers only
+    # (courseware/quizzes/short_answer_views.py).
+    "quiz-short-answer": Rule(Access.SIGNED_IN, kwargs={**QUIZ, "key": "short_key"}),
+    "quiz-short-answer-review": Rule(Access.ANY_STAFF, kwargs={**QUIZ, "key": "short_key"}),
     "roofline": Rule(Access.SIGNED_IN),
     "fleet": Rule(Access.ANY_INSTRUCTOR),  # every offering's workers and queues
     "instructor-index": Rule(Access.ANY_STAFF),
@@ -279,6 +284,7 @@ class World:
     notebook_slug: str = "fusion-notebook"
     quiz_slug: str = ""
     question_key: str = ""
+    short_key: str = "s2-layernorm-memory-bound"  # an item of the quiz's short/ folder
     alice_uidb64: str = ""
     bogus_token: str = "not-a-token"
     admin_app_label: str = "courses"
