@@ -110,6 +110,9 @@ def course_with_everything(cast: Cast) -> list[Visit]:
         Visit("ines", f"/instructor/{off}/preview/vector-add/", "exercise-preview"),
         Visit("ines", f"/instructor/{off}/statistics/{SLUG}/", "statistics"),
         Visit("ines", "/instructor/fleet/", "fleet"),
+        Visit("ines", "/lti/platforms/", "lti-platforms"),
+        Visit("ines", f"/lti/offering/{off}/", "lti-offering"),
+        Visit("ines", "/lti/link-account/", "lti-no-launch", 400),
     ]
 
 
