@@ -13,6 +13,7 @@ from django.db import transaction
 from courseware.authoring.chapter_order import chapter_positions
 from courseware.courses.models import Course, Item, ItemKind
 from courseware.quizzes.services import quizzes_sync
+from courseware.quizzes.short_spec import load_short_questions
 from courseware.quizzes.spec import QuizSpec, load_quizzes
 from graders import ExerciseSpec, iter_exercises
 from graders.authoring.meta import load_meta
@@ -130,6 +131,7 @@ def content_load_all(*, root: Path | None = None) -> LoadedContent:
         slugs.claim(notebook.slug, notebook.path, "notebook.toml")
     for quiz in quizzes:
         slugs.claim(quiz.slug, quiz.path, "quiz.toml")
+        load_short_questions(quiz.path)  # short/*.toml: a broken item names its file and field
     positions = chapter_positions(
         [
             *((e.slug, e.path) for e in exercises),
