@@ -114,3 +114,49 @@ def visitor(
         [{"name": settings.LANGUAGE_COOKIE_NAME, "value": language, "url": base_url}]
     )
     return Student(context, base_url, shots, language)
+
+
+def hidden_key_columns(page: Page) -> tuple[list[str], int]:
+    """In every table that scrolls sideways in its own box, the first column (whose row it is)
+    stays in view when the box is scrolled to its far end, and a gradebook's total stays in
+    view at its start; in a table shown as cards, no cell sticks out of the window. Also says
+    how many boxes did scroll, so a caller can tell the check was not empty."""
+    found = page.evaluate(
+        """() => {
+              const out = [];
+              let scrolled = 0;
+              const name = (el) => el.id || el.className || el.tagName.toLowerCase();
+              for (const box of document.querySelectorAll(
+                  'main .table-scroll, main .table-wrap, main .gradebook-scroll')) {
+                const table = box.querySelector('table');
+                if (!table || box.scrollWidth <= box.clientWidth + 1) continue;
+                scrolled += 1;
+                const edge = box.getBoundingClientRect();
+                box.scrollLeft = box.scrollWidth;
+                for (const row of table.querySelectorAll('tr')) {
+                  const first = row.firstElementChild;
+                  if (!first || first.colSpan > 1) continue;  // "nothing here" spans the row
+                  if (first.getBoundingClientRect().left < edge.left - 1) {
+                    out.push(`first column of ${name(table)} scrolls out of view`);
+                    break;
+                  }
+                }
+                box.scrollLeft = 0;
+                for (const total of table.querySelectorAll('.gb-total')) {
+                  if (total.getBoundingClientRect().right > edge.right + 1) {
+                    out.push(`the total of ${name(table)} is out of view`);
+                    break;
+                  }
+                }
+              }
+              const width = document.documentElement.clientWidth;
+              for (const cell of document.querySelectorAll('main table.cards td')) {
+                if (cell.getBoundingClientRect().right > width + 1) {
+                  out.push(`a card's ${cell.dataset.label || 'cell'} sticks out of the window`);
+                  break;
+                }
+              }
+              return [out, scrolled];
+            }"""
+    )
+    return [str(line) for line in found[0]], int(found[1])

@@ -25,6 +25,7 @@ from tests.browser.conftest import Student
 from tests.browser.page_checks import (
     PHONE,
     TABLET,
+    hidden_key_columns,
     serious_violations,
     sideways_overflow,
     visitor,
@@ -125,6 +126,7 @@ def test_every_page_fits_a_phone_and_a_tablet_and_passes_axe(
     visits = course_with_everything(cast)
     people: dict[str, Student] = {}
     problems: list[str] = []
+    boxes_scrolled = 0  # tables wider than a phone, checked for their first column
     for visit in visits:
         if visit.who not in people:
             user: User | None = getattr(cast, visit.who) if visit.who else None
@@ -145,12 +147,18 @@ def test_every_page_fits_a_phone_and_a_tablet_and_passes_axe(
         problems += [f"{where} at 390 px: {p}" for p in sideways_overflow(page)]
         problems += [f"{where}: {v}" for v in serious_violations(page)]
         problems += [f"{where}: {p}" for p in chart_misfits(page)]
+        hidden, scrolled = hidden_key_columns(page)
+        problems += [f"{where} at 390 px: {p}" for p in hidden]
+        boxes_scrolled += scrolled
         person.screenshot(f"{visit.name}-390")
         page.set_viewport_size(TABLET)
         problems += [f"{where} at 768 px: {p}" for p in sideways_overflow(page)]
+        problems += [f"{where} at 768 px: {p}" for p in hidden_key_columns(page)[0]]
     for person in people.values():
         person.context.close()  # log_in closes its own again, harmlessly
     assert not problems, "\n".join(problems)
+    print(f"{language}: {boxes_scrolled} tables scrolled in their own box at 390 px")
+    assert boxes_scrolled >= 3, boxes_scrolled  # the gradebook, the report's tables, ...
 
 
 def chart_misfits(page: Page) -> list[str]:
