@@ -35,6 +35,8 @@ from tests.courseware.quizzes.conftest import SLUG, answer
 from tests.courseware.submissions.test_notebook_review import waiting_notebook
 from tests.courseware.submissions.test_report_page import graded, sample
 
+SHORT = "s2-layernorm-memory-bound"  # a short-answer item of the quiz (its short/ folder)
+
 
 @dataclass(frozen=True)
 class Visit:
@@ -92,12 +94,14 @@ def course_with_everything(cast: Cast) -> list[Visit]:
         Visit("alice", "/exercises/no-such-exercise/", "not-found", 404),
         Visit("alice", "/quizzes/", "quizzes"),
         Visit("alice", f"/quizzes/{SLUG}/?part=3", "quiz"),
+        Visit("alice", f"/quizzes/{SLUG}/explain/{SHORT}/", "short-answer"),
         Visit("alice", "/roofline/?device=H200&ai=0.25", "roofline"),
         Visit("alice", "/account/token/", "api-token"),
         Visit("tara", "/review/", "review-queue"),
         Visit("tara", f"/submissions/{notebook.pk}/", "hand-grading"),
         Visit("tara", "/gradebook/", "gradebooks"),
         Visit("tara", f"/gradebook/{off}/", "gradebook"),
+        Visit("tara", f"/quizzes/{SLUG}/explain/{SHORT}/review/", "short-answers-review"),
         Visit("tara", "/review/regrade/", "regrade"),
         Visit("tara", "/review/similarity/", "similarity"),
         Visit("tara", f"/review/similarity/{run.pk}/", "similarity-pairs"),
