@@ -20,17 +20,18 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-from graders import load_exercise
+from graders import find_exercise
 from graders.authoring.ladder_rules import NAIVE_MAX_SHARE, REFERENCE_MIN_SHARE
 from graders.authoring.meta import load_expectations
 
 
 def _load(paths: list[Path]) -> dict[str, list[dict[str, Any]]]:
-    """Per exercise folder: the gradings of each run that reached the timed phase."""
+    """Per exercise slug: the gradings of each run (runs made in other checkouts included)."""
     runs: dict[str, list[dict[str, Any]]] = {}
     for path in paths:
         for result in json.loads(path.read_text()):
-            runs.setdefault(result["path"], []).append(result["gradings"])
+            if result.get("slug") and result.get("gradings"):
+                runs.setdefault(result["slug"], []).append(result["gradings"])
     return runs
 
 
@@ -41,8 +42,8 @@ def _figure(grading: dict[str, Any], measure: str) -> float | None:
     return float(value) if isinstance(value, int | float) else None
 
 
-def rows(folder: str, runs: list[dict[str, Any]]) -> list[str]:
-    spec = load_exercise(Path(folder))
+def rows(slug: str, runs: list[dict[str, Any]]) -> list[str]:
+    spec = find_exercise(slug)  # today's exercise.toml in this checkout
     curve = spec.scoring.curves["cpu"]
     full = spec.scoring.performance_points
     bands = {e.name: e for e in load_expectations(spec.path, spec.max_score)}
@@ -82,8 +83,8 @@ def main() -> None:
         "| points on today's curve | rule | |"
     )
     print("|---|---|---|---|---|---|---|")
-    for folder, runs in sorted(_load(args.runs).items()):
-        for line in rows(folder, runs):
+    for slug, runs in sorted(_load(args.runs).items()):
+        for line in rows(slug, runs):
             print(line)
 
 
