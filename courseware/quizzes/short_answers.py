@@ -14,11 +14,16 @@ from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import transaction
+from django.db.models import Count
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from courseware.courses.models import Enrolment, Item, Offering, Role
-from courseware.courses.selectors import enrolment_for_item, user_is_staff_of
+from courseware.courses.selectors import (
+    enrolment_for_item,
+    offering_ids_staffed_by,
+    user_is_staff_of,
+)
 from courseware.quizzes.content import quiz_folder
 from courseware.quizzes.selectors import quiz_get_published, quiz_policy_for
 from courseware.quizzes.short_answer_models import ShortAnswer, ShortAnswerGrade
@@ -254,3 +259,26 @@ def short_scores_for(*, offering: Offering) -> dict[tuple[int, int], Decimal]:
 
 def short_max_for(item: Item) -> Decimal:
     return sum((q.points for q in short_questions_for(item)), Decimal(0))
+
+
+@dataclass(frozen=True)
+class WaitingShortAnswers:
+    """Ungraded answers to one short-answer item, for a TA's review queue."""
+
+    quiz_slug: str
+    key: str
+    count: int
+
+
+def short_answers_waiting(*, user: User) -> list[WaitingShortAnswers]:
+    """Per item, the answers of the user's offerings (all for a superuser) not yet graded."""
+    answers = ShortAnswer.objects.filter(grades__isnull=True)
+    offerings = offering_ids_staffed_by(user=user)
+    if offerings is not None:
+        answers = answers.filter(offering_id__in=offerings)
+    counts = (
+        answers.values("item__slug", "key")
+        .annotate(count=Count("pk"))
+        .order_by("item__slug", "key")
+    )
+    return [WaitingShortAnswers(row["item__slug"], row["key"], row["count"]) for row in counts]

@@ -17,6 +17,7 @@ from django.views.decorators.http import require_POST
 
 from courseware.accounts.auth import AuthenticatedHttpRequest
 from courseware.courses.selectors import offering_ids_staffed_by, user_is_staff_of
+from courseware.quizzes.short_answers import short_answers_waiting
 from courseware.refusals import Refused
 from courseware.submissions import selectors, services
 from courseware.submissions.models import Submission
@@ -55,7 +56,9 @@ def review_queue(request: AuthenticatedHttpRequest) -> HttpResponse:
     if refusal is not None:
         return refusal
     queue = selectors.review_queue_for(user=request.user)[:200]
-    return render(request, "courseware/review_queue.html", {"queue": queue})
+    # Quizzes' short answers wait for a person too (courseware/quizzes/short_answers.py).
+    short = short_answers_waiting(user=request.user)
+    return render(request, "courseware/review_queue.html", {"queue": queue, "short": short})
 
 
 def _go_on(request: AuthenticatedHttpRequest, submission: Submission) -> HttpResponse:

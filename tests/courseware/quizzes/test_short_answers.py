@@ -119,6 +119,9 @@ def test_pages_in_both_languages(cast: Cast) -> None:
     posted = {"answer_id": answer_id, "points-few-flops": "1", "points-constant": "1"}
     ta.post(review, {**posted, "points-ridge": "1", "comment": "Clear."})
     assert "Graded: 3 / 3" in student.get(page).text
+    short_answer_save(user=cast.bob, quiz_slug=SLUG, key=KEY, text=ANSWER)
+    queue = ta.get(reverse("review-queue")).text  # bob's answer waits in the TA's queue
+    assert "Short answers to grade" in queue and "1 answer waiting" in queue and review in queue
     with translation.override("zh-hans"):
         zh_student = logged_in(cast.alice)
         zh_student.cookies[settings.LANGUAGE_COOKIE_NAME] = "zh-hans"
