@@ -20,7 +20,13 @@ from playwright.sync_api import Browser, Page
 from courseware.courses.models import Extension, Item, ItemPolicy
 from courseware.similarity import services as similarity
 from courseware.similarity.demo_solutions import CHUNKED, CHUNKED_DISGUISED
-from courseware.submissions.models import Status, Submission, SubmissionKind
+from courseware.submissions.models import (
+    RegradeBatch,
+    RegradeScope,
+    Status,
+    Submission,
+    SubmissionKind,
+)
 from tests.browser.conftest import Student
 from tests.browser.page_checks import (
     PHONE,
@@ -78,6 +84,10 @@ def course_with_everything(cast: Cast) -> list[Visit]:
             device_kind="cpu",
             status=Status.GRADED,
         )
+    batch = RegradeBatch.objects.create(
+        item=cast.item, offering=cast.offering, scope=RegradeScope.LATEST, requested_by=cast.tara
+    )
+    batch.submissions.add(report)
     run = similarity.run_start(item=cast.item, offering=cast.offering, requested_by=cast.tara)
     similarity.run_execute(run.pk)
     pair = run.pairs.first()
@@ -94,6 +104,7 @@ def course_with_everything(cast: Cast) -> list[Visit]:
         Visit("alice", "/exercises/no-such-exercise/", "not-found", 404),
         Visit("alice", "/quizzes/", "quizzes"),
         Visit("alice", f"/quizzes/{SLUG}/?part=3", "quiz"),
+        Visit("alice", f"/quizzes/{SLUG}/q/4/", "quiz-question"),
         Visit("alice", f"/quizzes/{SLUG}/explain/{SHORT}/", "short-answer"),
         Visit("alice", "/roofline/?device=H200&ai=0.25", "roofline"),
         Visit("alice", "/account/token/", "api-token"),
@@ -103,6 +114,7 @@ def course_with_everything(cast: Cast) -> list[Visit]:
         Visit("tara", f"/gradebook/{off}/", "gradebook"),
         Visit("tara", f"/quizzes/{SLUG}/explain/{SHORT}/review/", "short-answers-review"),
         Visit("tara", "/review/regrade/", "regrade"),
+        Visit("tara", f"/review/regrade/{batch.pk}/", "regrade-progress"),
         Visit("tara", "/review/similarity/", "similarity"),
         Visit("tara", f"/review/similarity/{run.pk}/", "similarity-pairs"),
         Visit("tara", f"/review/similarity/{run.pk}/pairs/{pair.pk}/", "similarity-pair"),
