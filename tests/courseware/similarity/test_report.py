@@ -86,6 +86,7 @@ def test_a_ta_asks_the_task_compares_and_the_copy_ranks_first(
 
     listing = ta.get(f"/review/similarity/{run.pk}/").content.decode()
     assert 'data-first="alice" data-second="bob" class="flagged"' in listing
+    assert f'href="/review/similarity/{run.pk}/pairs/{pair.pk}/"' in listing
     side_by_side = ta.get(f"/review/similarity/{run.pk}/pairs/{pair.pk}/").content.decode()
     assert "<mark>" in side_by_side and "torch.add(a[lo:hi]" in side_by_side
     assert ta.get("/review/similarity/").content.decode().count(">tara</td>") == 1
