@@ -43,7 +43,9 @@ def time_fairly(
     decision = machine_load.decide(timed.load, measure, remeasured=False)
     if decision.action == "remeasure" and spec.scoring.performance_points > 0:
         timer.wait_for_quiet_bus(companions)
-        # Nothing remembered from before is reused: everything is timed afresh, together.
-        timed = timer.time_calls(run, companions, None)
+        # After a shared bus nothing remembered is reused (graders/grading/phases.py keeps
+        # none then either); stalls leave the drift check to judge the remembered medians.
+        again = None if decision.signals.bus_busy else remembered
+        timed = timer.time_calls(run, companions, again)
         decision = machine_load.decide(timed.load, measure, remeasured=True)
     return timed, decision

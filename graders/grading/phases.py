@@ -943,6 +943,10 @@ class TimedPhase:
         now = time.monotonic()
         for name in list(medians):
             known = self.reusing.get(name)
+            # On a shared bus only what was timed beside the submission is a fair yardstick,
+            # and what was timed then is no yardstick for a quiet moment: neither is kept.
+            if signals.bus_busy:
+                continue
             if known is not None and not CompanionTimes.drifted(known, others[name]):
                 medians[name] = known.median_s
                 reused[name] = round(now - known.measured_at, 1)

@@ -154,6 +154,15 @@ def test_a_disturbed_phase_is_timed_again_without_remembered_medians(
     assert not decision.provisional
 
 
+def test_after_stalls_the_remembered_medians_still_face_the_drift_check(
+    absolute_spec: ExerciseSpec,
+) -> None:
+    remembered = CompanionTimes()
+    timer = ScriptedTimer(_figures(STALLS_KEPT, 0.02), _figures(QUIET, 0.015))
+    fair_timing.time_fairly(timer, absolute_spec, "cpu", None, {}, remembered)  # type: ignore[arg-type]
+    assert timer.remembered == [remembered, remembered]
+
+
 def test_a_machine_still_busy_gives_provisional_points(absolute_spec: ExerciseSpec) -> None:
     timer = ScriptedTimer(_figures(BUSY_BUS, 0.02), _figures(STALLS_KEPT, 0.018))
     _, decision = fair_timing.time_fairly(timer, absolute_spec, "cpu", None, {}, None)  # type: ignore[arg-type]
