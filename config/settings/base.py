@@ -233,6 +233,9 @@ GRADERS_EXERCISES_ROOT = Path(os.environ.get("GRADERS_EXERCISES_ROOT", BASE_DIR 
 # This worker's device slot. Workers on one machine need different slots: each slot has its own
 # sandbox uid (process limits count per uid), CPU core and, on a GPU node, its own GPU.
 GRADERS_SLOT = env_int("GRADERS_SLOT", 0)
+# Provisional points (timed twice on a busy machine) are graded again by themselves after
+# 1, 5, 15 and 30 times this many seconds (courseware/submissions/provisional.py).
+GRADING_PROVISIONAL_RETRY_S = env_int("GRADING_PROVISIONAL_RETRY_S", 60)
 # How many submissions one student may have waiting (queued or running) at once.
 SUBMISSIONS_MAX_PENDING_PER_STUDENT = env_int("SUBMISSIONS_MAX_PENDING_PER_STUDENT", 3)
 # Largest request body the submission API reads; larger ones get 413 before parsing.

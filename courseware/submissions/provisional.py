@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 
 from celery import current_app
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -25,12 +26,17 @@ from courseware.submissions.models import Grading, ReviewReason, Status, Submiss
 logger = logging.getLogger(__name__)
 
 REGRADE_TASK_NAME = "graders.regrade_provisional"
-# Seconds before the next try, by the number of provisional gradings so far: a busy hour
-# passes; a deadline rush is waited out rather than added to.
-RETRY_AFTER_S = (60, 300, 900, 1800)
-TRIES = len(RETRY_AFTER_S)
+# The wait before the next try, in units of settings.GRADING_PROVISIONAL_RETRY_S (60 s: then
+# 1, 5, 15 and 30 minutes), by the number of provisional gradings so far: a busy hour passes,
+# a deadline rush is waited out rather than added to.
+BACKOFF = (1, 5, 15, 30)
+TRIES = len(BACKOFF)
 # While other submissions of the kind wait, a provisional one steps back this long.
 STEP_BACK_S = 60
+
+
+def retry_after_s() -> tuple[float, ...]:
+    return tuple(settings.GRADING_PROVISIONAL_RETRY_S * step for step in BACKOFF)
 
 
 def provisional_tries(submission_id: int) -> int:
@@ -47,7 +53,7 @@ def follow_up(grading: Grading) -> None:
         logger.info("Submission %s stays provisional after %s tries", grading.submission_id, tries)
         return
     submission_id, queue = grading.submission_id, grading.submission.device_kind
-    countdown = RETRY_AFTER_S[min(tries, TRIES) - 1]
+    countdown = retry_after_s()[min(tries, TRIES) - 1]
     transaction.on_commit(lambda: schedule(submission_id, queue=queue, countdown=countdown))
 
 

@@ -66,7 +66,7 @@ def test_a_provisional_grading_is_kept_marked_and_followed_by_another(
     grading = submission.current_grading
     assert grading is not None and grading.provisional and submission.status == Status.GRADED
     scheduled.assert_called_once_with(
-        submission.pk, queue=submission.device_kind, countdown=provisional.RETRY_AFTER_S[0]
+        submission.pk, queue=submission.device_kind, countdown=provisional.retry_after_s()[0]
     )
     cell = gradebook_for(offering=cast.offering).rows[0].cells["vector-add"]
     assert cell.score is not None and cell.provisional
@@ -125,7 +125,7 @@ def test_patience_is_bounded(
                 submission, with_load(sample("fast"), is_provisional=True, score=8), f"b{attempt}"
             )
     countdowns = [call.kwargs["countdown"] for call in scheduled.call_args_list]
-    assert countdowns == list(provisional.RETRY_AFTER_S)  # the last busy grading adds none
+    assert countdowns == list(provisional.retry_after_s())  # the last busy grading adds none
     html = page_of(cast.alice, submission)
     assert 'id="provisional"' in html and "a TA can grade it again" in html
 
