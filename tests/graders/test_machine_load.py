@@ -8,6 +8,7 @@ read a shared bus, whatever the machine's speed, so no outcome here depends on a
 from __future__ import annotations
 
 import dataclasses
+import types
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -109,6 +110,11 @@ def _figures(signals: LoadSignals, median_s: float) -> TimedFigures:
     )
 
 
+def a_run() -> Any:
+    """What of a Run the flow reads: its timings."""
+    return types.SimpleNamespace(timings={})
+
+
 class ScriptedTimer:
     """Answers each timed phase with the next injected figures; records what was asked."""
 
@@ -147,7 +153,7 @@ def test_a_disturbed_phase_is_timed_again_without_remembered_medians(
 ) -> None:
     remembered = CompanionTimes()
     timer = ScriptedTimer(_figures(BUSY_BUS, 0.02), _figures(QUIET, 0.015))
-    timed, decision = fair_timing.time_fairly(timer, absolute_spec, "cpu", None, {}, remembered)  # type: ignore[arg-type]
+    timed, decision = fair_timing.time_fairly(timer, absolute_spec, "cpu", a_run(), {}, remembered)
     assert timer.waits == 1 and timer.remembered == [remembered, None]
     assert timed.summary.median_s == 0.015  # the second phase's figures are the ones scored
     assert decision.action == "remeasured" and decision.measured_twice
@@ -159,20 +165,20 @@ def test_after_stalls_the_remembered_medians_still_face_the_drift_check(
 ) -> None:
     remembered = CompanionTimes()
     timer = ScriptedTimer(_figures(STALLS_KEPT, 0.02), _figures(QUIET, 0.015))
-    fair_timing.time_fairly(timer, absolute_spec, "cpu", None, {}, remembered)  # type: ignore[arg-type]
+    fair_timing.time_fairly(timer, absolute_spec, "cpu", a_run(), {}, remembered)
     assert timer.remembered == [remembered, remembered]
 
 
 def test_a_machine_still_busy_gives_provisional_points(absolute_spec: ExerciseSpec) -> None:
     timer = ScriptedTimer(_figures(BUSY_BUS, 0.02), _figures(STALLS_KEPT, 0.018))
-    _, decision = fair_timing.time_fairly(timer, absolute_spec, "cpu", None, {}, None)  # type: ignore[arg-type]
+    _, decision = fair_timing.time_fairly(timer, absolute_spec, "cpu", a_run(), {}, None)
     assert decision.provisional and decision.measured_twice and timer.waits == 1
 
 
 def test_a_ratio_curve_is_not_timed_twice_for_a_shared_bus(absolute_spec: ExerciseSpec) -> None:
     spec = _with_curve(absolute_spec, "relative_to_reference", "unused")
     timer = ScriptedTimer(_figures(BUSY_BUS, 0.02))
-    _, decision = fair_timing.time_fairly(timer, spec, "cpu", None, {}, None)  # type: ignore[arg-type]
+    _, decision = fair_timing.time_fairly(timer, spec, "cpu", a_run(), {}, None)
     assert decision.action == "ratio" and timer.waits == 0
 
 
