@@ -51,6 +51,8 @@ def short_answer_page(request: AuthenticatedHttpRequest, slug: str, key: str) ->
             status = refused.status_code
         else:
             messages.success(request, _("Your answer is saved. A TA will grade it."))
+            if request.POST.get("from") == "quiz":  # answered on the quiz page: back to it
+                return redirect(f"{reverse('quiz-detail', args=[slug])}#short-{key}")
             return redirect("quiz-short-answer", slug=slug, key=key)
     state = next(
         s

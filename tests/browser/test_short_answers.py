@@ -25,6 +25,7 @@ ANSWERS = {
 WORDS = {
     "en": {
         "section": "Explain your reasoning",
+        "waiting": "answered, waiting for a TA",
         "saved": "Your answer is saved",
         "suggested": "suggested",
         "rubric": "What a full answer says",
@@ -33,6 +34,7 @@ WORDS = {
     },
     "zh-hans": {
         "section": "说明你的推理",
+        "waiting": "已作答，等待助教评分",
         "saved": "答案已保存",
         "suggested": "建议",
         "rubric": "完整的答案应当包括",
@@ -52,14 +54,18 @@ def test_a_student_answers_a_short_question_and_a_ta_grades_it(
     page = student.open(f"/quizzes/{SLUG}/")
     items = page.locator("#short-items")
     expect(items).to_contain_text(words["section"])
-    page.click(f"#short-items a[href$='/explain/{KEY}/']")
-    expect(page.locator("#short-question")).to_contain_text("LayerNorm")
-    expect(page.locator("#short-rubric li")).to_have_count(3)
-    page.fill("#answer", ANSWERS[language])
-    page.click("#short-answer-form button[type=submit]")
+    # Answered on the quiz page itself; the page comes back with the answer kept.
+    item = page.locator(f"#short-{KEY}")
+    expect(item).to_contain_text("LayerNorm")
+    item.locator("textarea").fill(ANSWERS[language])
+    item.locator("button[type=submit]").click()
     expect(page.locator(".messages")).to_contain_text(words["saved"])
-    expect(page.locator("#answer")).to_have_value(ANSWERS[language])
+    expect(page.locator(f"#short-{KEY} textarea")).to_have_value(ANSWERS[language])
+    expect(page.locator(f"#short-{KEY}")).to_contain_text(words["waiting"])
     student.screenshot("answered")
+    # Its own page shows the rubric the TA will use.
+    page = student.open(f"/quizzes/{SLUG}/explain/{KEY}/")
+    expect(page.locator("#short-rubric li")).to_have_count(3)
 
     ta: Student = log_in(cast.tara, language)
     review = ta.open(f"/quizzes/{SLUG}/explain/{KEY}/review/")
