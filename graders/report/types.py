@@ -236,7 +236,8 @@ class Report(TypedDict):
     # same grading (a correct, timed grading with a scoring curve; absent before issue 26).
     ladder: NotRequired[Ladder]
     # A correct submission that ran an operator the exercise forbids: correctness points
-    # only, no performance figures (graders/grading/forbidden_ops.py). Absent otherwise.
+    # only: its figures stay, its performance points are 0 (graders/grading/forbidden_ops.py).
+    # Absent otherwise.
     forbidden: NotRequired[ForbiddenUse]
     # Notebook exercises.
     kind: NotRequired[Literal["code", "notebook"]]
