@@ -173,7 +173,10 @@ def test_a_pending_page_polls_with_translated_status_words(
 ) -> None:
     made = submission_create(user=cast.alice, exercise_slug="vector-add", code=CODE)
     html = page_of(cast.alice, made, language)
-    assert f'<span class="status" id="status">{queued}</span>' in html
+    # A live region: a screen reader hears the status change as the page polls.
+    assert (
+        f'<span class="status" id="status" role="status" aria-live="polite">{queued}</span>' in html
+    )
     assert "api/v1/submissions" in html and 'id="status-labels"' in html
 
 
