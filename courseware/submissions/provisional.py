@@ -19,9 +19,8 @@ import logging
 from celery import current_app
 from django.conf import settings
 from django.db import transaction
-from django.utils import timezone
 
-from courseware.submissions.models import Grading, ReviewReason, Status, Submission
+from courseware.submissions.models import Grading, Status, Submission
 
 logger = logging.getLogger(__name__)
 
@@ -83,21 +82,10 @@ def regrade_if_still_provisional(submission_id: int) -> str:
     if Submission.objects.filter(status=Status.QUEUED, device_kind=kind).exists():
         schedule(submission_id, queue=kind, countdown=STEP_BACK_S)
         return "stepped_back"
-    now = timezone.now()
-    with transaction.atomic():
-        moved = Submission.objects.filter(pk=submission_id, status__in=finished).update(
-            status=Status.QUEUED,
-            status_changed_at=now,
-            queued_at=now,
-            workers_lost=0,
-            grader_errors=0,
-            review_reason=ReviewReason.NONE,
-        )
-        if not moved:
-            return "settled"
-        # Imported here: services imports this module to follow up on what it stores.
-        from courseware.submissions.services import submission_enqueue
+    # Imported here: services imports this module to follow up on what it stores.
+    from courseware.submissions.services import submission_requeue_finished
 
-        transaction.on_commit(lambda: submission_enqueue(submission_id=submission_id, queue=kind))
+    if not submission_requeue_finished(submission=submission, finished=finished):
+        return "settled"
     logger.info("Provisional submission %s is graded again", submission_id)
     return "queued"

@@ -573,6 +573,15 @@ def submission_regrade(*, submission: Submission, requested_by: User) -> bool:
     back of the queue, with fresh tries (a TA regrading one that lost its workers decides to
     try again)."""
     finished = (Status.GRADED, Status.NEEDS_REVIEW, Status.FAILED)
+    if not submission_requeue_finished(submission=submission, finished=finished):
+        return False
+    logger.info("Submission %s regrade asked by %s", submission.pk, requested_by)
+    return True
+
+
+def submission_requeue_finished(*, submission: Submission, finished: tuple[Status, ...]) -> bool:
+    """Move a submission in one of the ``finished`` statuses back to the queue, with fresh
+    tries, and send it once that commits; False when it was not in one of them."""
     now = timezone.now()
     with transaction.atomic():
         regraded = Submission.objects.filter(pk=submission.pk, status__in=finished).update(
@@ -587,7 +596,6 @@ def submission_regrade(*, submission: Submission, requested_by: User) -> bool:
             return False
         submission_id, queue = submission.pk, submission.device_kind
         transaction.on_commit(lambda: submission_enqueue(submission_id=submission_id, queue=queue))
-    logger.info("Submission %s regrade asked by %s", submission.pk, requested_by)
     return True
 
 

@@ -8,9 +8,10 @@ from unittest import mock
 
 from courseware.submissions import provisional
 from courseware.submissions.services import grading_record, submission_claim
+from tests.courseware.submissions.test_overrides_trail import REPORT
+from tests.courseware.submissions.test_provisional import load_block
 from tests.lti.conftest import World
 from tests.lti.passback_helpers import (
-    REPORT,
     as_decimal,
     launched_student,
     run_lti_queue,
@@ -21,16 +22,7 @@ from tests.lti.passback_helpers import (
 def graded_with_load(submission_id: int, score: float, run_key: str, *, busy: bool) -> None:
     report = copy.deepcopy(REPORT)
     report["score"] = score
-    report["load"] = {
-        "bus_canary": [0.7, 0.72] if busy else [0.99, 0.98],
-        "stalled_calls_retaken": 3,
-        "stalled_calls_kept": 1 if busy else 0,
-        "detected": ["the memory bus was shared"] if busy else [],
-        "action": "provisional" if busy else "remeasured",
-        "measured_twice": True,
-        "provisional": busy,
-        "explanation": None,
-    }
+    report["load"] = load_block(busy=busy)
     grading_record(
         submission_id=submission_id, report=report, run_key=run_key, worker="w", duration_s=1
     )

@@ -23,19 +23,24 @@ from tests.conftest import Cast
 from tests.courseware.submissions.test_report_page import page_of, sample
 
 
+def load_block(*, busy: bool) -> dict[str, Any]:
+    """The report's ``load`` block of a grading disturbed twice (busy) or timed again once."""
+    return {
+        "bus_canary": [0.74, 0.71] if busy else [0.98, 0.99],
+        "stalled_calls_retaken": 6,
+        "stalled_calls_kept": 2 if busy else 0,
+        "detected": ["the memory bus was shared"] if busy else [],
+        "action": "provisional" if busy else "remeasured",
+        "measured_twice": True,
+        "provisional": busy,
+        "explanation": "…",
+    }
+
+
 def with_load(report: dict[str, Any], *, is_provisional: bool, score: float) -> Report:
     report = copy.deepcopy(report)
     report["score"] = score
-    report["load"] = {
-        "bus_canary": [0.74, 0.71] if is_provisional else [0.98, 0.99],
-        "stalled_calls_retaken": 6,
-        "stalled_calls_kept": 2 if is_provisional else 0,
-        "detected": ["the memory bus was shared"] if is_provisional else [],
-        "action": "provisional" if is_provisional else "remeasured",
-        "measured_twice": True,
-        "provisional": is_provisional,
-        "explanation": "…",
-    }
+    report["load"] = load_block(busy=is_provisional)
     return upgrade(report)
 
 
