@@ -50,7 +50,7 @@ def grade_from_the_queue(ta: Student, submission: Submission) -> None:
     answer_box = grading.locator("#review-explain .review-answer")
     expect(answer_box.locator("code").first).to_have_text("aten::add")
     expect(answer_box).to_contain_text("<script>alert(1)</script>")  # shown as text, not run
-    expect(grading.locator(".rubric")).to_contain_text("Operators and counts")
+    expect(grading.locator(".rubric")).to_contain_text("What the profile shows")
     expect(grading.locator("#review-explain .badge")).to_have_text("not graded yet")
     expect(page.locator("#message")).to_contain_text("1 answer will be graded by a person.")
     ta.screenshot("hand-grading")
@@ -171,7 +171,7 @@ def test_a_ta_finds_what_waits_in_the_gradebook_and_grades_it_in_chinese(
 
     rows.first.locator(f"a[href='/submissions/{submission.pk}/']").click()
     grading = page.locator("#hand-grading")
-    expect(grading).to_contain_text("算子与次数")  # the rubric in Chinese
+    expect(grading).to_contain_text("剖析结果显示了什么")  # the rubric in Chinese
     expect(page.locator("h1")).to_contain_text(f"提交 {submission.pk}：")  # a full-width colon
     expect(page.locator("h1 a")).to_have_text("算子融合：剖析、解释、融合")
     expect(page.locator("#hand-grading-heading")).to_have_text("人工评分的答案")

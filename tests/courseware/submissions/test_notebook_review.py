@@ -124,19 +124,19 @@ def test_a_ta_sees_the_answer_and_the_rubric_beside_the_score_box(cast: Cast, wa
     grading = html[html.index('id="hand-grading"') :]
     assert "<code>aten::add</code> twice &lt;script&gt;alert(1)&lt;/script&gt; per call" in grading
     assert "<script>alert(1)</script>" not in html  # the student's HTML is escaped
-    assert "Operators and counts" in grading  # the rubric from notebook.toml
+    assert "What the profile shows" in grading  # the rubric from notebook.toml
     assert 'name="score-explain"' in grading and "Save and next ungraded" in grading
     chinese = (
         logged_in(cast.tara)
         .get(f"/submissions/{waiting.pk}/", HTTP_ACCEPT_LANGUAGE="zh-hans")
         .content.decode()
     )
-    assert "算子与次数" in chinese and "保存并打开下一份待评分提交" in chinese
+    assert "剖析结果显示了什么" in chinese and "保存并打开下一份待评分提交" in chinese
 
 
 def test_the_student_does_not_get_the_grading_form(cast: Cast, waiting) -> None:
     html = logged_in(cast.alice).get(f"/submissions/{waiting.pk}/").content.decode()
-    assert 'id="hand-grading"' not in html and "Operators and counts" not in html
+    assert 'id="hand-grading"' not in html and "What the profile shows" not in html
 
 
 def test_a_code_cell_answer_comes_with_its_output() -> None:
