@@ -809,6 +809,10 @@ class TimedPhase:
         self.reference_done: dict[str, Any] | None = None
         self.disturbed: list[float] = []
         self.stalled_kept = 0  # disturbed calls scored anyway, once patience ran out
+        # Per round where both were timed, the reference's time over the submission's: how
+        # steady the ratio a relative curve scores is, round against round.
+        self.paired: list[float] = []
+        self.round_times: dict[str, float] = {}
         self.bus_shares: list[float] = []
         self._read_bus()
         if self.bus_shares and self.bus_shares[-1] < machine_load.BUS_BUSY_BELOW:
@@ -834,6 +838,7 @@ class TimedPhase:
         seconds, done = self.grader.companion_call(self.companions, name, self.layout, seeds)
         if seconds is not None and not warm:
             self.others[name].append(seconds)
+            self.round_times[name] = seconds
         if name == "reference" and done is not None:
             self.reference_done = done  # its output: the expected values of this round
 
@@ -858,6 +863,7 @@ class TimedPhase:
             self.disturbed.append(seconds)  # preempted: measure again instead
         else:
             self.stalled_kept += timing.disturbed()
+            self.round_times["student"] = seconds
             self.times.append(seconds)
             self.claimed.append(timing.claimed_ns / timing.calls / 1e9)
             self.outside.append(max(timing.net_ns - timing.our_wait_ns, 0) / timing.calls / 1e9)
@@ -887,6 +893,9 @@ class TimedPhase:
         it ran (its inputs are still those staged), else the reference run here."""
         pending, self.pending = self.pending, None
         reference_done, self.reference_done = self.reference_done, None
+        times, self.round_times = self.round_times, {}
+        if "student" in times and "reference" in times:
+            self.paired.append(times["reference"] / times["student"])
         if pending is None:
             return  # a warm-up round
         done, full, where = pending
@@ -937,6 +946,9 @@ class TimedPhase:
             stalled_kept=self.stalled_kept,
             companions_disturbed=tuple(disturbed_companions),
             precise=measure.median_rel_error(self.times) <= self.policy.target_median_error,
+            # A ratio of two medians is about sqrt(2) noisier than either: twice the target.
+            ratio_precise=len(self.paired) < 3
+            or measure.median_rel_error(self.paired) <= 2 * self.policy.target_median_error,
         )
         medians = {name: measure.summarize(t).median_s for name, t in others.items() if t}
         reused: dict[str, float] = {}

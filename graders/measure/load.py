@@ -18,7 +18,9 @@ What is done (:func:`decide`):
 - nothing disturbed: the figures are scored;
 - only the bus was shared and the exercise scores a ratio to the reference or naive version,
   whose calls were interleaved with the submission's, round by round, on the same inputs:
-  the load slows both alike and the ratio cancels it, so the figures are scored as they are
+  the load slows both alike and the ratio cancels it, so the figures are scored as they are,
+  provided the ratio held steady from round to round (a load that comes and goes within a
+  round does not cancel)
   (the companions' remembered medians are not reused then: graders/grading/phases.py);
 - otherwise the timed phase is measured again, once the canary reads a quiet bus or after
   a short wait (bounded patience); if that one is disturbed too, its points are
@@ -82,6 +84,9 @@ class LoadSignals:
     # Companions whose median came from disturbed calls (too few clean ones).
     companions_disturbed: tuple[str, ...] = ()
     precise: bool = True  # the median met the exercise's target_median_error
+    # The reference's time over the submission's, round by round, was as steady as that
+    # (twice the target: a ratio carries both medians' noise); True with too few rounds.
+    ratio_precise: bool = True
 
     @property
     def bus_busy(self) -> bool:
@@ -108,8 +113,14 @@ class LoadSignals:
         if self.companions_disturbed:
             names = " and ".join(f"the {name} version" for name in self.companions_disturbed)
             found.append(f"{names} could only be timed in calls that waited for their core")
-        if not self.precise and (self.bus_busy or self.stalled_retaken or self.stalls_scored):
+        load_seen = self.bus_busy or self.stalled_retaken or self.stalls_scored
+        if not self.precise and load_seen:
             found.append("the calls' times spread more than the exercise allows")
+        if not self.ratio_precise and load_seen:
+            found.append(
+                "your speed relative to the reference changed from round to round more than "
+                "the exercise allows"
+            )
         return found
 
 
@@ -145,7 +156,9 @@ def decide(signals: LoadSignals, measure: str | None, *, remeasured: bool) -> Lo
     if not detected:
         action: Action = "remeasured" if remeasured or signals.stalled_retaken else "none"
         return LoadDecision(action, signals, remeasured, detected)
-    only_bus = signals.bus_busy and not signals.stalls_scored and signals.precise
+    only_bus = (
+        signals.bus_busy and not signals.stalls_scored and signals.precise and signals.ratio_precise
+    )
     if only_bus and measure in RELATIVE_MEASURES:
         return LoadDecision("ratio", signals, remeasured, detected)
     return LoadDecision("provisional" if remeasured else "remeasure", signals, remeasured, detected)

@@ -57,6 +57,17 @@ def test_a_shared_bus_cancels_out_of_a_ratio_to_the_reference() -> None:
         assert "relative to the reference" in (machine_load.explanation(decision) or "")
 
 
+def test_a_ratio_that_swings_from_round_to_round_does_not_stand() -> None:
+    """A load that comes and goes within a round slows one contender and not the other."""
+    swinging = LoadSignals(bus_shares=(0.97, 0.71), ratio_precise=False)
+    decision = decide(swinging, "relative_to_reference", remeasured=False)
+    assert decision.action == "remeasure"
+    assert any("round to round" in seen for seen in decision.detected)
+    # Without any load seen, a submission's own swings are its own: nothing to do.
+    own = LoadSignals(bus_shares=(0.98, 0.99), ratio_precise=False)
+    assert decide(own, "relative_to_reference", remeasured=False).action == "none"
+
+
 def test_stalls_scored_anyway_do_not_cancel_out_of_a_ratio() -> None:
     """A stall slows one call of the submission, not the reference's in the same round."""
     decision = decide(STALLS_KEPT, "relative_to_reference", remeasured=False)
