@@ -319,7 +319,7 @@ def _grade_before(root: Path) -> dict[str, Any]:
 
 
 def _grade_after() -> dict[str, Any]:
-    graded = _grade("vector-add", "fast", False)
+    graded = _grade("vector-add", "fast", _needs_compare("vector-add"))
     return {"verdict": graded["verdict"], "flags": graded["flags"], **graded}
 
 
@@ -494,7 +494,7 @@ def markdown(r: dict[str, Any]) -> list[str]:
         lines += [
             "### Stability: the grader's median over repeated gradings",
             "",
-            f"vector-add `fast`, {stab['pairs']} gradings (compare=False), each followed by a "
+            f"vector-add `fast`, {stab['pairs']} gradings, each followed by a "
             f"flushed Timer pass of {stab['flushed_runs']} calls in a fresh process: the "
             f"grader's median moved between {_ms(min(stab['grader_medians_s']))} and "
             f"{_ms(max(stab['grader_medians_s']))}, **CV {(stab['grader_cv'] or 0) * 100:.1f}%** "
