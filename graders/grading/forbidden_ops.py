@@ -1,9 +1,9 @@
 """``[rules] forbid``: the operators an exercise asks the student to write themselves.
 
 The check reads what the submission's call actually ran, not its source text: one untimed
-call under torch.profiler inside the sandbox (the harness's ``operators`` message), after
-the timed phase, so that the timed calls' spot checks still catch an answer replayed from a
-cache (the profiled call is the first at the timed size). Matching is on operator names, so
+call under torch.profiler inside the sandbox (the harness's ``operators`` message) on the
+largest check size, after the timed phase, so that the timed calls' spot checks still catch
+an answer replayed from a cache. Matching is on operator names, so
 an alias (``getattr(torch, "soft" + "max")``, ``torch.ops.aten._softmax``, ``F.softmax``)
 is caught like the plain call. A finding keeps the correctness points and gives no
 performance points; the figures stay in the report, for the student to compare.
@@ -97,13 +97,17 @@ def matches(forbid: tuple[str, ...], names: list[str]) -> Finding | None:
 
 
 def check(grader: Grader, run: Run) -> Finding | None:
-    """Run one untimed call of the loaded submission on the timed sizes under the profiler,
-    and match what it ran against the exercise's ``forbid``. Raises the phases' Outcome for
-    what the submission did wrong (it raised, hung, or sent a malformed list)."""
+    """Run one untimed call of the loaded submission on the largest check size under the
+    profiler, and match what it ran against the exercise's ``forbid``. Raises the phases'
+    Outcome for what the submission did wrong (it raised, hung, or sent a malformed list)."""
     spec = grader.spec
     if not spec.forbid:
         return None
-    layout = input_layout(spec, spec.sizes[grader.device].timed)
+    # The largest check size, not the timed one: the profiler keeps a record of every operator
+    # call, and a correct row-by-row loop at the timed size made it outgrow the sandbox's
+    # memory (softmax, 1 GiB: hostile case work_after_check/watch_padding_faults.py).
+    sizes = max(spec.sizes[grader.device].check, key=lambda size: spec.cost_bytes(size))
+    layout = input_layout(spec, sizes)
     grader.arena.fill(layout, secrets.randbits(63))
     run.deadline = time.monotonic() + min(_CHECK_S, spec.limits.setup_s)
     where = "in the call profiled for the exercise's forbidden operators"
