@@ -70,7 +70,7 @@ def load_view_for(report: dict[str, Any], grading: Grading | None) -> LoadView |
         rows.append(
             LoadRow(
                 _("Memory-bus canary"),
-                _("%(shares)s of this machine's calibrated bandwidth (before and after)")
+                _("%(shares)s of this machine's quiet bandwidth (before and after)")
                 % {"shares": ", ".join(_percent(share) for share in shares)},
             )
         )

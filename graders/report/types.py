@@ -87,7 +87,8 @@ class LoadReport(TypedDict):
     """How busy the machine was while the submission was timed, and what was done about it
     (graders/measure/load.py)."""
 
-    # The memory-bus canary's readings, each a share of the calibrated bandwidth (before and
+    # The memory-bus canary's readings, each a share of the quiet bandwidth (the calibrated
+    # one, or the best the canary read on this worker's bench if higher; before and
     # after the timed phase); None where there is no canary (a GPU, no companion).
     bus_canary: list[NonNegative] | None
     stalled_calls_retaken: Count  # the submission's calls kept off their core, timed again
