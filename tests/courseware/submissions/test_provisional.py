@@ -18,12 +18,12 @@ from courseware.submissions import provisional
 from courseware.submissions.models import Grading, Status, Submission
 from courseware.submissions.services import grading_record, submission_claim, submission_create
 from graders.report.schema import upgrade
-from graders.report.types import Report
+from graders.report.types import LoadReport, Report
 from tests.conftest import Cast
 from tests.courseware.submissions.test_report_page import page_of, sample
 
 
-def load_block(*, busy: bool) -> dict[str, Any]:
+def load_block(*, busy: bool) -> LoadReport:
     """The report's ``load`` block of a grading disturbed twice (busy) or timed again once."""
     return {
         "bus_canary": [0.74, 0.71] if busy else [0.98, 0.99],
