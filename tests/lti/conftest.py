@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 
 import pytest
 import requests
+from django.conf import settings
 from django.core.management import call_command
 from django.test import Client
 
@@ -241,6 +242,18 @@ def world(db: None, lms: LmsPlatform) -> World:
     """The site in-process over HTTPS."""
     cast = make_cast()
     return World(cast, lms, register(lms, IN_PROCESS_BASE), IN_PROCESS_BASE, live=False)
+
+
+@pytest.fixture(autouse=True)
+def lti_queue_empty() -> None:
+    """Each test starts with the broker's `lti` queue empty: a message another test left there
+    names rows of that test's database, and would run here against this one's."""
+    from config.celery_app import app
+
+    with app.connection_for_write() as connection:
+        queue = app.amqp.queues[settings.LTI_PASSBACK_QUEUE].bind(connection.default_channel)
+        queue.queue_declare()
+        queue.purge()
 
 
 @pytest.fixture
