@@ -815,8 +815,13 @@ class TimedPhase:
         self.reference_done: dict[str, Any] | None = None
         self.disturbed: list[float] = []
         self.stalled_kept = 0  # disturbed calls scored anyway, once patience ran out
-        # Per round where both were timed, the reference's time over the submission's: how
-        # steady the ratio a relative curve scores is, round against round.
+        # A relative curve divides by a companion (its anchor): per round where both were
+        # timed, the anchor's time over the submission's. Their median is the ratio scored,
+        # and timing goes on until it is known, not the submission's own median: a host whose
+        # bandwidth wanders slows both contenders of a round alike (graders/measure/load.py).
+        curve = spec.scoring.curves.get(grader.device)
+        anchor = machine_load.RELATIVE_MEASURES.get(curve.measure) if curve else None
+        self.anchor = anchor if spec.scoring.performance_points > 0 else None
         self.paired: list[float] = []
         self.round_times: dict[str, float] = {}
         self.bus_shares: list[float] = []
@@ -831,6 +836,12 @@ class TimedPhase:
         if share is not None:
             self.bus_shares.append(share)
 
+    def pairing(self) -> bool:
+        """True while the anchor companion is timed in every round beside the submission
+        (not failed, and no remembered median of it standing in)."""
+        anchor = self.anchor
+        return anchor is not None and anchor in self.companions and self.reusing[anchor] is None
+
     def companion_call(self, name: str, seeds: list[int], warm: bool) -> None:
         if name not in self.companions:
             return  # it failed earlier in this round's order
@@ -839,7 +850,8 @@ class TimedPhase:
             if not CompanionTimes.drifted(known, checks):
                 return  # the remembered median holds; the checks are enough
             self.reusing[name] = None  # the machine changed: measure it in full
-        if not warm and measure.should_stop(checks, self.policy, 0.0, float("inf")):
+        paired = name == self.anchor and self.pairing()
+        if not warm and not paired and measure.should_stop(checks, self.policy, 0.0, float("inf")):
             return  # its median is pinned down; stop spending time on it
         seconds, done = self.grader.companion_call(self.companions, name, self.layout, seeds)
         if seconds is not None and not warm:
@@ -875,7 +887,7 @@ class TimedPhase:
             self.outside.append(max(timing.net_ns - timing.our_wait_ns, 0) / timing.calls / 1e9)
         self.observed += timing.window_ns / 1e9
         stop = bool(self.times) and (
-            measure.should_stop(self.times, policy, self.student_spent, limit)
+            self.known_well_enough()
             # Companions, verification and a busy machine all add wall time; the whole
             # phase stays within 2x the limit so a worker's timeout holds.
             or time.monotonic() - self.began > 2 * limit
@@ -893,6 +905,19 @@ class TimedPhase:
         self.pending = (done, full, f"{self.where}, timed call {len(self.times)}")
         return stop
 
+    def known_well_enough(self) -> bool:
+        """What the curve scores is known: the ratio to the anchor, counting this round's
+        pair when the anchor already ran in it, or else the submission's median."""
+        policy, spent, limit = self.policy, self.student_spent, self.limit
+        if not self.pairing():
+            return measure.should_stop(self.times, policy, spent, limit)
+        ratios = list(self.paired)
+        if self.anchor in self.round_times and "student" in self.round_times:
+            ratios.append(self.round_times[self.anchor] / self.round_times["student"])
+        return measure.at_cap(self.times, policy, spent, limit) or measure.pinned(
+            ratios, policy, machine_load.RATIO_ERROR_FACTOR
+        )
+
     def check_round(self, seeds: list[int]) -> None:
         """Check the submission's call of the round just over: in full where it was picked,
         else a spot check, against the reference companion's output of the same round where
@@ -900,8 +925,9 @@ class TimedPhase:
         pending, self.pending = self.pending, None
         reference_done, self.reference_done = self.reference_done, None
         times, self.round_times = self.round_times, {}
-        if "student" in times and "reference" in times:
-            self.paired.append(times["reference"] / times["student"])
+        anchor = self.anchor or "reference"
+        if "student" in times and anchor in times:
+            self.paired.append(times[anchor] / times["student"])
         if pending is None:
             return  # a warm-up round
         done, full, where = pending
@@ -952,10 +978,17 @@ class TimedPhase:
             stalled_kept=self.stalled_kept,
             companions_disturbed=tuple(disturbed_companions),
             precise=measure.median_rel_error(self.times) <= self.policy.target_median_error,
-            # A ratio of two medians is about sqrt(2) noisier than either: twice the target.
-            ratio_precise=len(self.paired) < 3
-            or measure.median_rel_error(self.paired) <= 2 * self.policy.target_median_error,
+            # Only a relative curve scores the ratio; too few rounds say it was not steady.
+            ratio_precise=self.anchor is None
+            or (
+                len(self.paired) >= machine_load.MIN_PAIRED_ROUNDS
+                and measure.median_rel_error(self.paired)
+                <= machine_load.RATIO_ERROR_FACTOR * self.policy.target_median_error
+            ),
         )
+        # The ratio a relative curve scores, where its anchor was timed in every round: the
+        # median of the rounds' ratios, so a drift between rounds cancels too.
+        round_by_round = self.pairing() and len(self.paired) >= machine_load.MIN_PAIRED_ROUNDS
         medians = {name: measure.summarize(t).median_s for name, t in others.items() if t}
         reused: dict[str, float] = {}
         now = time.monotonic()
@@ -975,6 +1008,8 @@ class TimedPhase:
                 self.remembered.remember(name, medians[name], spread, now)
 
         def ratio(name: str) -> float | None:
+            if name == self.anchor and round_by_round:
+                return statistics.median(self.paired)
             median = medians.get(name)
             return median / summary.median_s if median and summary.median_s > 0 else None
 

@@ -12,17 +12,20 @@ signals say a timed phase was disturbed:
   below ``BUS_BUSY_BELOW`` of the calibrated bandwidth (or of the best the canary read on this
   bench, when that is higher: a calibration taken in a busy minute reads low), the bus was
   shared;
-- **the spread**: a median that missed the exercise's precision target while either of the
-  above was seen.
+- **the spread**: what the curve scores missed the exercise's precision target while either of
+  the above was seen. A curve of absolute speed scores the submission's median; a relative
+  curve scores its speed over a companion's, round by round (graders/grading/phases.py keeps
+  timing until that ratio is known, not the median), so only the ratio's spread counts there:
+  a host whose bandwidth wanders slows both contenders of a round alike.
 
 What is done (:func:`decide`):
 
 - nothing disturbed: the figures are scored;
-- only the bus was shared and the exercise scores a ratio to the reference or naive version,
-  whose calls were interleaved with the submission's, round by round, on the same inputs:
-  the load slows both alike and the ratio cancels it, so the figures are scored as they are,
-  provided the ratio held steady from round to round (a load that comes and goes within a
-  round does not cancel)
+- the exercise scores a ratio to the reference or naive version, whose calls were interleaved
+  with the submission's, round by round, on the same inputs, and no stalled call was scored:
+  a shared bus slows both alike and the ratio cancels it, so the figures are scored as they
+  are, provided the ratio held steady from round to round (a load that comes and goes within
+  a round does not cancel)
   (the companions' remembered medians are not reused then: graders/grading/phases.py);
 - otherwise the timed phase is measured again, once the canary reads a quiet bus or after
   a short wait (bounded patience); if that one is disturbed too, its points are
@@ -45,7 +48,14 @@ CANARY_RUNS = 2
 # How long a grading may wait for a quiet bus before measuring again, polling the canary.
 PATIENCE_S = 6.0
 POLL_S = 0.5
-RELATIVE_MEASURES = ("relative_to_reference", "speedup_vs_naive")
+# The relative measures, and the companion each divides by: its calls are paired with the
+# submission's round by round.
+RELATIVE_MEASURES = {"relative_to_reference": "reference", "speedup_vs_naive": "naive"}
+# A ratio of two times carries both times' noise: about sqrt(2) more than either, so it is held
+# to twice the exercise's target_median_error.
+RATIO_ERROR_FACTOR = 2.0
+# Fewer paired rounds than this say nothing of how steady the ratio is.
+MIN_PAIRED_ROUNDS = 3
 
 Action = Literal["none", "remeasure", "remeasured", "ratio", "provisional"]
 
@@ -86,8 +96,8 @@ class LoadSignals:
     # Companions whose median came from disturbed calls (too few clean ones).
     companions_disturbed: tuple[str, ...] = ()
     precise: bool = True  # the median met the exercise's target_median_error
-    # The reference's time over the submission's, round by round, was as steady as that
-    # (twice the target: a ratio carries both medians' noise); True with too few rounds.
+    # The anchor companion's time over the submission's, round by round, was as steady as
+    # that (RATIO_ERROR_FACTOR times the target) over at least MIN_PAIRED_ROUNDS rounds.
     ratio_precise: bool = True
 
     @property
@@ -98,8 +108,9 @@ class LoadSignals:
     def stalls_scored(self) -> bool:
         return self.stalled_kept > 0 or bool(self.companions_disturbed)
 
-    def detected(self) -> list[str]:
-        """Each disturbance seen, in the student's words."""
+    def detected(self, anchor: str | None = None) -> list[str]:
+        """Each disturbance seen, in the student's words. ``anchor``: the companion a
+        relative curve divides by; the submission's own median's spread is not scored then."""
         found = []
         if self.bus_busy:
             lowest = min(self.bus_shares)
@@ -116,11 +127,12 @@ class LoadSignals:
             names = " and ".join(f"the {name} version" for name in self.companions_disturbed)
             found.append(f"{names} could only be timed in calls that waited for their core")
         load_seen = self.bus_busy or self.stalled_retaken or self.stalls_scored
-        if not self.precise and load_seen:
+        if not self.precise and load_seen and anchor is None:
             found.append("the calls' times spread more than the exercise allows")
         if not self.ratio_precise and load_seen:
             found.append(
-                "your speed relative to the reference changed from round to round more than "
+                f"your speed relative to the {anchor or 'reference'} version changed from round "
+                "to round more than "
                 "the exercise allows"
             )
         return found
@@ -154,14 +166,12 @@ class LoadDecision:
 def decide(signals: LoadSignals, measure: str | None, *, remeasured: bool) -> LoadDecision:
     """What to do with one timed phase's figures (see the module docstring). ``measure`` is
     the scoring curve's; ``remeasured``: this phase is already the second."""
-    detected = signals.detected()
+    anchor = RELATIVE_MEASURES.get(measure or "")
+    detected = signals.detected(anchor)
     if not detected:
         action: Action = "remeasured" if remeasured or signals.stalled_retaken else "none"
         return LoadDecision(action, signals, remeasured, detected)
-    only_bus = (
-        signals.bus_busy and not signals.stalls_scored and signals.precise and signals.ratio_precise
-    )
-    if only_bus and measure in RELATIVE_MEASURES:
+    if anchor and not signals.stalls_scored and signals.ratio_precise:
         return LoadDecision("ratio", signals, remeasured, detected)
     return LoadDecision("provisional" if remeasured else "remeasure", signals, remeasured, detected)
 

@@ -43,12 +43,23 @@ def should_stop(
     ``budget_s`` is the phase's hard limit; we stop early at 80% of it (keeping the
     runs so far) so that a slow-but-finishing submission is measured, not timed out.
     """
+    return at_cap(times_s, policy, spent_s, budget_s) or pinned(times_s, policy)
+
+
+def at_cap(times_s: list[float], policy: TimingPolicy, spent_s: float, budget_s: float) -> bool:
+    """No more runs: max_runs reached, or another two would pass 80% of the budget."""
     runs = len(times_s)
     if runs >= policy.max_runs:
         return True
-    if runs and spent_s + 2 * max(times_s[-1], 1e-3) >= 0.8 * budget_s:
-        return True
-    return runs >= policy.min_runs and median_rel_error(times_s) <= policy.target_median_error
+    return bool(runs) and spent_s + 2 * max(times_s[-1], 1e-3) >= 0.8 * budget_s
+
+
+def pinned(values: list[float], policy: TimingPolicy, factor: float = 1.0) -> bool:
+    """At least min_runs values, whose median is known to ``factor`` x target_median_error."""
+    return (
+        len(values) >= policy.min_runs
+        and median_rel_error(values) <= factor * policy.target_median_error
+    )
 
 
 def median_rel_error(times_s: list[float]) -> float:

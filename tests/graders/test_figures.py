@@ -30,6 +30,19 @@ def test_stopping_rule() -> None:
     assert measure.should_stop([1.0, 2.0], policy, 25.0, 30)  # budget nearly spent
 
 
+def test_a_ratio_is_pinned_on_its_own_spread_not_on_the_times() -> None:
+    """A relative curve stops on the rounds' ratios: times that wander together (a host's
+    bandwidth) leave the ratio steady, and it is known long before the times are."""
+    policy = TimingPolicy(min_runs=3, max_runs=25, target_median_error=0.015)
+    student = [1.0, 1.3, 0.8, 1.1, 0.9]
+    anchor = [1.01 * t for t in student]
+    assert not measure.should_stop(student, policy, 0.1, 30)
+    assert measure.pinned([a / s for a, s in zip(anchor, student, strict=True)], policy, 2.0)
+    assert not measure.pinned([1.0, 1.2], policy, 2.0)  # fewer than min_runs
+    assert not measure.at_cap(student, policy, 0.1, 30)
+    assert measure.at_cap(student * 5, policy, 0.1, 30)  # max_runs
+
+
 def test_roofline_memory_bound() -> None:
     perf = roofline.figures(nbytes=12e9, flops=1e9, median_s=1.0, peak_gbps=20.0, peak_flops=1e11)
     assert perf["achieved_gbps"] == pytest.approx(12.0)
