@@ -670,6 +670,12 @@ class Grader:
             round_index += 1
             order = ["student", *companions]
             secrets.SystemRandom().shuffle(order)
+            if phase.anchor in order:
+                # The anchor right before or after the submission: a host's bandwidth wanders
+                # from one tenth of a second to the next, and a pair's ratio cancels only what
+                # both of its calls saw.
+                order.remove(phase.anchor)
+                order.insert(order.index("student") + secrets.randbelow(2), phase.anchor)
             stop = False
             for name in order:
                 if name == "student":
@@ -786,12 +792,24 @@ class TimedPhase:
     ) -> None:
         self.grader, self.run, self.companions = grader, run, companions
         self.remembered = remembered
+        spec = grader.spec
+        # A relative curve divides by a companion (its anchor): per round where both were
+        # timed, the anchor's time over the submission's. Their median is the ratio scored,
+        # and timing goes on until it is known, not the submission's own median: a host whose
+        # bandwidth wanders slows both contenders of a round alike (graders/measure/load.py).
+        self.curve = curve = spec.scoring.curves.get(grader.device)
+        anchor = machine_load.RELATIVE_MEASURES.get(curve.measure) if curve else None
+        self.anchor = anchor if spec.scoring.performance_points > 0 else None
+        self.paired: list[float] = []
         # Per companion, the remembered median this grading may reuse (None: measure in full).
+        # Never the anchor's: a median from another moment cancels none of this one's load,
+        # and the submission's median would then have to be pinned down alone, which on a
+        # wandering host takes every run the policy allows.
         self.reusing: dict[str, Remembered | None] = {
-            name: remembered.reusable(name) if remembered else None for name in companions
+            name: remembered.reusable(name) if remembered and name != self.anchor else None
+            for name in companions
         }
         self.began = time.monotonic()
-        spec = grader.spec
         self.policy, self.limit = spec.timing, spec.limits.timed_s
         self.sizes = spec.sizes[grader.device].timed
         self.layout = input_layout(spec, self.sizes)
@@ -815,14 +833,6 @@ class TimedPhase:
         self.reference_done: dict[str, Any] | None = None
         self.disturbed: list[float] = []
         self.stalled_kept = 0  # disturbed calls scored anyway, once patience ran out
-        # A relative curve divides by a companion (its anchor): per round where both were
-        # timed, the anchor's time over the submission's. Their median is the ratio scored,
-        # and timing goes on until it is known, not the submission's own median: a host whose
-        # bandwidth wanders slows both contenders of a round alike (graders/measure/load.py).
-        curve = spec.scoring.curves.get(grader.device)
-        anchor = machine_load.RELATIVE_MEASURES.get(curve.measure) if curve else None
-        self.anchor = anchor if spec.scoring.performance_points > 0 else None
-        self.paired: list[float] = []
         self.round_times: dict[str, float] = {}
         self.bus_shares: list[float] = []
         self._read_bus()
@@ -838,9 +848,8 @@ class TimedPhase:
 
     def pairing(self) -> bool:
         """True while the anchor companion is timed in every round beside the submission
-        (not failed, and no remembered median of it standing in)."""
-        anchor = self.anchor
-        return anchor is not None and anchor in self.companions and self.reusing[anchor] is None
+        (it has not failed)."""
+        return self.anchor is not None and self.anchor in self.companions
 
     def companion_call(self, name: str, seeds: list[int], warm: bool) -> None:
         if name not in self.companions:
@@ -853,6 +862,12 @@ class TimedPhase:
         paired = name == self.anchor and self.pairing()
         if not warm and not paired and measure.should_stop(checks, self.policy, 0.0, float("inf")):
             return  # its median is pinned down; stop spending time on it
+        # Beside a relative curve, a companion that is neither its anchor nor the reference
+        # (whose outputs the spot checks use) earns nothing: it only places the naive version
+        # on the report's ladder, which a few calls do as well as many.
+        shown_only = self.anchor is not None and name not in (self.anchor, "reference")
+        if not warm and shown_only and len(checks) >= companion_times.CHECK_CALLS:
+            return
         seconds, done = self.grader.companion_call(self.companions, name, self.layout, seeds)
         if seconds is not None and not warm:
             self.others[name].append(seconds)
@@ -914,8 +929,8 @@ class TimedPhase:
         ratios = list(self.paired)
         if self.anchor in self.round_times and "student" in self.round_times:
             ratios.append(self.round_times[self.anchor] / self.round_times["student"])
-        return measure.at_cap(self.times, policy, spent, limit) or measure.pinned(
-            ratios, policy, machine_load.RATIO_ERROR_FACTOR
+        return measure.at_cap(self.times, policy, spent, limit) or machine_load.ratio_known(
+            ratios, policy, self.curve, policy.min_runs
         )
 
     def check_round(self, seeds: list[int]) -> None:
@@ -954,13 +969,17 @@ class TimedPhase:
         run = self.run
         summary = measure.summarize(self.times)
         run.median_call_s = summary.median_s
-        if summary.median_s <= _FLOOR_S:  # typically faster than a call that does nothing
-            run.flags.append("implausible_speed")
+        # A phase timed twice (graders/grading/fair_timing.py) raises each flag once.
+        if summary.median_s <= _FLOOR_S and "implausible_speed" not in run.flags:
+            run.flags.append("implausible_speed")  # faster than a call that does nothing
         claimed = measure.summarize(self.claimed).median_s
         outside = measure.summarize(self.outside).median_s
         # The harness's own clock may only agree or cost: claiming much less than the
         # outside clock saw means its timer or channel was tampered with.
-        if claimed < outside * _CLAIM_FLOOR - _CLAIM_SLACK_S:
+        if (
+            claimed < outside * _CLAIM_FLOOR - _CLAIM_SLACK_S
+            and "timing_inconsistent" not in run.flags
+        ):
             run.flags.append("timing_inconsistent")
         run.timings["timing_s"] = time.monotonic() - self.began
         run.correctness["timed_calls_verified"] = self.verified
@@ -980,10 +999,8 @@ class TimedPhase:
             precise=measure.median_rel_error(self.times) <= self.policy.target_median_error,
             # Only a relative curve scores the ratio; too few rounds say it was not steady.
             ratio_precise=self.anchor is None
-            or (
-                len(self.paired) >= machine_load.MIN_PAIRED_ROUNDS
-                and measure.median_rel_error(self.paired)
-                <= machine_load.RATIO_ERROR_FACTOR * self.policy.target_median_error
+            or machine_load.ratio_known(
+                self.paired, self.policy, self.curve, machine_load.MIN_PAIRED_ROUNDS
             ),
         )
         # The ratio a relative curve scores, where its anchor was timed in every round: the

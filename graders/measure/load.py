@@ -35,10 +35,13 @@ What is done (:func:`decide`):
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from graders.measure import stats
 from graders.report.types import LoadReport
+from graders.spec.exercise import Curve, TimingPolicy
 
 # Below this share of the calibrated bandwidth, the canary says the bus was shared. On a quiet
 # machine the canary (best of CANARY_RUNS) reads 0.93-1.0 of the calibration (best of 8); a
@@ -56,8 +59,30 @@ RELATIVE_MEASURES = {"relative_to_reference": "reference", "speedup_vs_naive": "
 RATIO_ERROR_FACTOR = 2.0
 # Fewer paired rounds than this say nothing of how steady the ratio is.
 MIN_PAIRED_ROUNDS = 3
+# A ratio is known well enough, however it spreads, once this many standard errors either
+# side of its median fall on one flat part of the curve (past full_at, or short of
+# zero_at): more rounds could not change the points. Three, as the rounds' noise is not
+# normal on a shared host.
+SETTLED_STANDARD_ERRORS = 3.0
 
 Action = Literal["none", "remeasure", "remeasured", "ratio", "provisional"]
+
+
+def ratio_known(
+    ratios: list[float], policy: TimingPolicy, curve: Curve | None, at_least: int
+) -> bool:
+    """Whether the rounds' ratios (the anchor's time over the submission's) are known well
+    enough to score: at least ``at_least`` of them, whose median is pinned to
+    RATIO_ERROR_FACTOR x the exercise's target, or whose points more rounds could not change
+    (SETTLED_STANDARD_ERRORS either side on one flat part of ``curve``)."""
+    if len(ratios) < max(at_least, 1):
+        return False
+    error = stats.median_rel_error(ratios)
+    if error <= RATIO_ERROR_FACTOR * policy.target_median_error:
+        return True
+    median = statistics.median(ratios)
+    margin = SETTLED_STANDARD_ERRORS * error * median
+    return curve is not None and curve.flat_around(median, margin)
 
 
 @dataclass(frozen=True)

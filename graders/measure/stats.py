@@ -54,12 +54,9 @@ def at_cap(times_s: list[float], policy: TimingPolicy, spent_s: float, budget_s:
     return bool(runs) and spent_s + 2 * max(times_s[-1], 1e-3) >= 0.8 * budget_s
 
 
-def pinned(values: list[float], policy: TimingPolicy, factor: float = 1.0) -> bool:
-    """At least min_runs values, whose median is known to ``factor`` x target_median_error."""
-    return (
-        len(values) >= policy.min_runs
-        and median_rel_error(values) <= factor * policy.target_median_error
-    )
+def pinned(values: list[float], policy: TimingPolicy) -> bool:
+    """At least min_runs values, whose median is known to the policy's target error."""
+    return len(values) >= policy.min_runs and median_rel_error(values) <= policy.target_median_error
 
 
 def median_rel_error(times_s: list[float]) -> float:

@@ -203,6 +203,12 @@ class Curve:
         fraction = (value - self.zero_at) / (self.full_at - self.zero_at)
         return round(max_points * min(1.0, max(0.0, fraction)), 3)
 
+    def flat_around(self, value: float, margin: float) -> bool:
+        """Whether every figure within ``margin`` of ``value`` earns the same points: the
+        whole band lies at or past ``full_at``, or at or short of ``zero_at``."""
+        low, high = sorted((self.zero_at, self.full_at))
+        return value - margin >= high or value + margin <= low
+
 
 @dataclass(frozen=True)
 class Scoring:

@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from graders.grading import correctness
+from graders.measure import load as machine_load
 from graders.measure import stats as measure
 from graders.report import build as report
 from graders.report import roofline
@@ -30,17 +31,31 @@ def test_stopping_rule() -> None:
     assert measure.should_stop([1.0, 2.0], policy, 25.0, 30)  # budget nearly spent
 
 
-def test_a_ratio_is_pinned_on_its_own_spread_not_on_the_times() -> None:
+def test_a_ratio_is_known_on_its_own_spread_not_on_the_times() -> None:
     """A relative curve stops on the rounds' ratios: times that wander together (a host's
     bandwidth) leave the ratio steady, and it is known long before the times are."""
     policy = TimingPolicy(min_runs=3, max_runs=25, target_median_error=0.015)
     student = [1.0, 1.3, 0.8, 1.1, 0.9]
     anchor = [1.01 * t for t in student]
+    ratios = [a / s for a, s in zip(anchor, student, strict=True)]
     assert not measure.should_stop(student, policy, 0.1, 30)
-    assert measure.pinned([a / s for a, s in zip(anchor, student, strict=True)], policy, 2.0)
-    assert not measure.pinned([1.0, 1.2], policy, 2.0)  # fewer than min_runs
+    assert machine_load.ratio_known(ratios, policy, None, policy.min_runs)
+    assert not machine_load.ratio_known(ratios[:2], policy, None, policy.min_runs)
     assert not measure.at_cap(student, policy, 0.1, 30)
     assert measure.at_cap(student * 5, policy, 0.1, 30)  # max_runs
+
+
+def test_a_wide_ratio_is_known_once_more_rounds_could_not_change_its_points() -> None:
+    policy = TimingPolicy(min_runs=5, max_runs=25, target_median_error=0.015)
+    curve = Curve("relative_to_reference", full_at=0.85, zero_at=0.75)
+    as_fast = [1.0, 1.12, 0.95, 1.05, 0.9, 1.08]  # ~5 % standard error, all well past full_at
+    assert machine_load.ratio_known(as_fast, policy, curve, policy.min_runs)
+    assert not machine_load.ratio_known(as_fast, policy, None, policy.min_runs)
+    on_the_ramp = [0.8 * r for r in as_fast]  # the same spread where points change with it
+    assert not machine_load.ratio_known(on_the_ramp, policy, curve, policy.min_runs)
+    naive = [0.5 * r for r in as_fast]  # wholly short of zero_at
+    assert machine_load.ratio_known(naive, policy, curve, policy.min_runs)
+    assert curve.flat_around(1.0, 0.1) and not curve.flat_around(0.9, 0.1)
 
 
 def test_roofline_memory_bound() -> None:

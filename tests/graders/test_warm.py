@@ -17,6 +17,7 @@ from graders.grading import warm
 from graders.measure import calibrate, companion_times
 from graders.measure import load as machine_load
 from graders.sandbox import slots
+from graders.spec.exercise import Curve, Scoring
 
 # Slot 1, which no other test grades on: a grading elsewhere holding the slot would only
 # delay these runners' baselines, never change what the tests see, but it would slow them.
@@ -273,6 +274,29 @@ def test_companion_times_are_reused_when_the_checks_agree(
     assert "companions_reused" not in before or first["load"]["measured_twice"]
     assert set(after["companions_reused"]) == {"reference", "naive"}
     assert after["reference_median_s"] == before["reference_median_s"]
+
+
+def test_a_relative_curve_never_reuses_the_median_it_divides_by(
+    warm_on, quick_spec, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The reference is what the ratio divides by: it is timed beside the submission in every
+    # round of every grading, and the ratio scored is the rounds' median. The naive version
+    # only places the submission on the ladder, so its remembered median still serves.
+    monkeypatch.setattr(companion_times, "DRIFT", 1e9)
+    monkeypatch.setattr(machine_load, "yardstick", lambda *args: None)
+    curve = Curve("relative_to_reference", 0.85, 0.75)
+    scoring = Scoring(
+        quick_spec.scoring.correctness_points, quick_spec.scoring.performance_points, {"cpu": curve}
+    )
+    spec = dataclasses.replace(quick_spec, scoring=scoring, content_hash="relative-reuse")
+    source = (quick_spec.path / "samples" / "fast.py").read_text()
+    first = grade(spec, source, device="cpu", slot=SLOT, profile=False)
+    second = grade(spec, source, device="cpu", slot=SLOT, profile=False)
+    assert first["verdict"] == second["verdict"] == "correct"
+    after = second["performance"]
+    assert after is not None
+    assert "reference" not in (after.get("companions_reused") or {})
+    assert after["relative_to_reference"] is not None and after["points"] is not None
 
 
 def test_companion_times_are_neither_reused_nor_kept_on_a_shared_bus(
