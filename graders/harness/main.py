@@ -307,6 +307,8 @@ def main(job_path: str) -> None:
                 described = [_describe_output(value) for value in outputs]
                 alive.extend(kept for _, kept in described)
                 channel.send("done", ns=elapsed, outs=[out for out, _ in described])
+                # Only ``alive`` holds them now, and it is cleared before the next call.
+                outputs = described = []
             elif op == "profile":
                 tensors = region.tensors(command["inputs"])
                 channel.send("profiled", ops=_profile(function, tensors, command.get("top", 10)))

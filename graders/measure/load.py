@@ -24,9 +24,9 @@ What is done (:func:`decide`):
 - the exercise scores a ratio to the reference or naive version, whose calls were interleaved
   with the submission's, round by round, on the same inputs, and no stalled call was scored:
   a shared bus slows both alike and the ratio cancels it, so the figures are scored as they
-  are, provided the ratio held steady from round to round (a load that comes and goes within
-  a round does not cancel)
-  (the companions' remembered medians are not reused then: graders/grading/phases.py);
+  are, provided the ratio is known (:func:`ratio_known`; a load that comes and goes within a
+  round does not cancel). The anchor's median is never reused from another grading, and
+  after a shared bus no companion's is (graders/grading/phases.py);
 - otherwise the timed phase is measured again, once the canary reads a quiet bus or after
   a short wait (bounded patience); if that one is disturbed too, its points are
   **provisional**: the report says so, and the course site grades the submission again

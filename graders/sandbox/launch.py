@@ -323,7 +323,10 @@ def sandbox_env(scratch_inside: str, device: str, extra: dict[str, str] | None =
         "PYTHONNOUSERSITE": "1",
         # Ask PyTorch's CPU allocator for huge pages: a fresh 64 MiB output then costs a
         # few faults instead of 16k, so CPU timings measure the kernel, like CUDA's
-        # caching allocator does, rather than the page-fault handler.
+        # caching allocator does, rather than the page-fault handler. It also gives every
+        # large tensor an mmap of its own: without it, glibc's moving threshold serves some
+        # from heap pages left resident (no faults), so the cost of a call would depend on
+        # what the process ran before.
         "THP_MEM_ALLOC_ENABLE": "1",
     }
     if device == "cpu":

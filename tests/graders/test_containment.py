@@ -326,3 +326,37 @@ def test_a_sleeping_sandbox_is_never_stalled_and_a_crowded_one_is(
             rival.kill()
             rival.wait()
         process.close()
+
+
+def test_every_large_tensor_gets_fresh_memory_of_its_own(scratch: sandbox.Scratch) -> None:
+    """The sandbox's allocator setting (``THP_MEM_ALLOC_ENABLE`` in ``sandbox_env``): a large
+    tensor is an mmap of its own in huge pages, freed with it, so each fresh output costs the
+    same in every call of every sandbox. Without it, freeing the 32 MiB tensor raises glibc's
+    moving mmap threshold: the 8 MiB ones after it grow the heap once (2k faults in 4 KiB
+    pages), then reuse it (no faults at all), a cost that depends on what ran before."""
+    process = start(
+        scratch,
+        """
+        import resource, torch
+        big = torch.ones(8 << 20)  # 32 MiB
+        del big
+        faults = []
+        heap = []
+        for round_ in range(3):
+            before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+            out = torch.ones(2 << 20)  # 8 MiB, written in full
+            faults.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
+            address = out.data_ptr()
+            for line in open("/proc/self/maps"):
+                low, high = (int(part, 16) for part in line.split()[0].split("-"))
+                if low <= address < high:
+                    heap.append(line.rstrip().endswith("[heap]"))
+            del out
+        print("faults", faults, "heap", heap, flush=True)
+        """,
+    )
+    assert process.wait(timeout=60) == 0, process.stderr.text()
+    out = process.stdout.text()
+    faults = [int(n) for n in out.split("faults [")[1].split("]")[0].split(",")]
+    assert "heap [False, False, False]" in out, out
+    assert all(count > 0 for count in faults), out  # fresh pages every time, never reused
