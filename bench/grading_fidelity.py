@@ -35,6 +35,7 @@ from bench import machine
 from bench.flush_size import lscpu_head
 from graders import grade, load_exercise
 from graders.measure import calibrate
+from graders.measure.load import RELATIVE_MEASURES
 from graders.sandbox.launch import pick_core, sandbox_env
 
 REPO = Path(__file__).resolve().parents[1]
@@ -148,7 +149,7 @@ def _grade(exercise: str, sample: str, compare: bool) -> dict[str, Any]:
 def _needs_compare(exercise: str) -> bool:
     spec = load_exercise(EXERCISES / exercise)
     curve = spec.scoring.curves.get("cpu")
-    return bool(curve and curve.measure in ("relative_to_reference", "speedup_vs_naive"))
+    return bool(curve and curve.measure in RELATIVE_MEASURES)
 
 
 def torch_timer(exercise: str, sample: str, repeats: int, blocked: bool) -> dict[str, Any]:

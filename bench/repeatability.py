@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from graders import grade, load_exercise
+from graders.measure.load import RELATIVE_MEASURES
 
 REPO = Path(__file__).resolve().parents[1]
 VECTOR_ADD = REPO / "exercises" / "ch15" / "vector-add"
@@ -23,7 +24,7 @@ def run(count: int = 10, device: str = "cpu", compare: bool | None = None) -> di
     spec = load_exercise(VECTOR_ADD)
     if compare is None:
         curve = spec.scoring.curves.get(device)
-        compare = bool(curve and curve.measure in ("relative_to_reference", "speedup_vs_naive"))
+        compare = bool(curve and curve.measure in RELATIVE_MEASURES)
     source = (VECTOR_ADD / "samples" / "fast.py").read_text()
     gbps: list[float] = []
     points: list[float] = []

@@ -157,8 +157,7 @@ class LoadSignals:
         if not self.ratio_precise and load_seen:
             found.append(
                 f"your speed relative to the {anchor or 'reference'} version changed from round "
-                "to round more than "
-                "the exercise allows"
+                "to round more than the exercise allows"
             )
         return found
 
