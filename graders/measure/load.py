@@ -8,7 +8,8 @@ signals say a timed phase was disturbed:
   patience ran out, is a disturbed figure;
 - **the memory bus**: a process streaming memory on another core takes bus bandwidth without
   ever taking the grading's core. The canary (graders/harness/bus_canary.py) times the peak
-  calibration's own triad in a trusted companion's sandbox before and after the timed phase;
+  calibration's own triad in a trusted companion's sandbox before and after the timed phase
+  (after it only, for a relative curve, which the bus cannot move: there it informs the report);
   below ``BUS_BUSY_BELOW`` of the calibrated bandwidth (or of the best the canary read on this
   bench, when that is higher: a calibration taken in a busy minute reads low), the bus was
   shared;

@@ -274,3 +274,14 @@ def test_a_real_grading_reads_the_canary_before_and_after(absolute_spec: Exercis
     assert report["verdict"] == "correct", report["message"]
     shares = report["load"]["bus_canary"]
     assert shares is not None and len(shares) >= 2 and all(share > 0 for share in shares)
+
+
+def test_a_relative_curve_reads_the_canary_once_after_its_rounds(
+    absolute_spec: ExerciseSpec,
+) -> None:
+    # The bus cannot move a ratio timed round by round; the one reading informs the report.
+    spec = _with_curve(absolute_spec, "relative_to_reference", "load-test-canary-once")
+    report = grade(spec, SAMPLE.read_text(), device="cpu", profile=False, compare=True)
+    assert report["verdict"] == "correct", report["message"]
+    shares = report["load"]["bus_canary"]
+    assert shares is not None and len(shares) == 1 and shares[0] > 0

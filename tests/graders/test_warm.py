@@ -9,11 +9,13 @@ import dataclasses
 import os
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
 from graders import ExerciseSpec, Report, grade, profile
 from graders.grading import warm
+from graders.grading.phases import Grader, TimedPhase
 from graders.measure import calibrate, companion_times
 from graders.measure import load as machine_load
 from graders.sandbox import slots
@@ -297,6 +299,46 @@ def test_a_relative_curve_never_reuses_the_median_it_divides_by(
     assert after is not None
     assert "reference" not in (after.get("companions_reused") or {})
     assert after["relative_to_reference"] is not None and after["points"] is not None
+
+
+def test_a_kept_companion_skips_the_warm_up_rounds_it_already_had(
+    warm_on, quick_spec, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Only the submission's sandbox is fresh in a second grading on a warm slot: the
+    # reference kept from the first was called on the timed sizes there already.
+    monkeypatch.setattr(machine_load, "yardstick", lambda *args: None)
+    curve = Curve("relative_to_reference", 0.85, 0.75)
+    scoring = Scoring(
+        quick_spec.scoring.correctness_points, quick_spec.scoring.performance_points, {"cpu": curve}
+    )
+    spec = dataclasses.replace(quick_spec, scoring=scoring, content_hash="warm-up-once")
+    calls: list[str] = []
+    real_student, real_companion = TimedPhase.student_call, Grader.companion_call
+
+    def student_call(phase: TimedPhase, seeds: list[int], warm_round: bool) -> bool:
+        calls.append("student warm-up" if warm_round else "student")
+        return real_student(phase, seeds, warm_round)
+
+    def companion_call(grader: Grader, companions: dict, name: str, *args: Any) -> Any:
+        calls.append(name)
+        return real_companion(grader, companions, name, *args)
+
+    monkeypatch.setattr(TimedPhase, "student_call", student_call)
+    monkeypatch.setattr(Grader, "companion_call", companion_call)
+    source = (quick_spec.path / "samples" / "fast.py").read_text()
+    gradings = []
+    for _ in range(2):
+        calls.clear()
+        report = grade(spec, source, device="cpu", slot=SLOT, profile=False)
+        assert report["verdict"] == "correct", report["message"]
+        gradings.append(list(calls))
+    first, second = gradings
+    # The fresh reference of the first grading is called in its first warm-up rounds too
+    # (a phase timed again finds it warm); the kept one of the second only in the rounds that
+    # count, paired with each of the submission's.
+    assert "student warm-up" in first and "student warm-up" in second
+    assert first.count("reference") - first.count("student") == spec.timing.warmup > 0
+    assert second.count("reference") == second.count("student")
 
 
 def test_companion_times_are_neither_reused_nor_kept_on_a_shared_bus(
