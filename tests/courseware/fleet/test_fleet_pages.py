@@ -12,6 +12,7 @@ from pytest_django.fixtures import Settings
 from courseware.fleet.models import Worker
 from courseware.fleet.registry import worker_grading, worker_register
 from courseware.submissions.models import ReviewReason, Status, Submission
+from courseware.submissions.selectors import poll_after_s
 from tests.conftest import Cast
 from tests.courseware.fleet.helpers import graded, identity, registered, silent_for, submit
 
@@ -94,11 +95,11 @@ def test_clients_are_told_to_ask_less_often_the_further_back_they_wait(cast: Cas
     for person, submission in zip(("alice", "bob", "tara"), queue, strict=True):
         body = cast.token_client(getattr(cast, person)).get(f"/api/v1/submissions/{submission.pk}")
         hints.append((body.json()["estimated_wait_s"], body.json()["poll_after_s"]))
-    # A quarter of the estimated wait, between 1.5 s and 10 s.
+    # A quarter of the estimated wait, between 0.5 s and 10 s.
     assert hints == [(20, 5.0), (40, 10.0), (60, 10.0)]
     Submission.objects.filter(pk=queue[0].pk).update(status=Status.RUNNING)
     running = cast.token_client(cast.alice).get(f"/api/v1/submissions/{queue[0].pk}").json()
-    assert running["poll_after_s"] == 1.5  # the grade is seconds away
+    assert running["poll_after_s"] == 0.5  # the grade is about 2 s away
     Submission.objects.filter(pk=queue[0].pk).update(status=Status.GRADED)
     done = cast.token_client(cast.alice).get(f"/api/v1/submissions/{queue[0].pk}").json()
     assert done["poll_after_s"] is None
@@ -119,3 +120,11 @@ def test_the_exercise_page_can_say_the_wait(cast: Cast) -> None:
     assert "{n}" in strings["wait_minutes"] and strings["wait_under_minute"]
     assert strings["workers_lost"]
     assert Worker.objects.count() == 0
+
+
+def test_the_front_of_the_queue_asks_again_as_soon_as_a_grading_runs() -> None:
+    # Next in line, its grading is a couple of seconds off: polls as often as a running one's.
+    assert poll_after_s(Status.QUEUED, 1) == poll_after_s(Status.RUNNING, None) == 0.5
+    assert poll_after_s(Status.QUEUED, 4) == 1.0
+    assert poll_after_s(Status.QUEUED, None) == 1.5  # no worker or no grading measured yet
+    assert poll_after_s(Status.GRADED, 4) is None
