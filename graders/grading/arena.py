@@ -283,9 +283,8 @@ def read_inputs_sample(
         dtype = harness_inputs.DTYPES[item["dtype"]]
         got = torch.empty(pick.numel(), dtype=dtype)
         start, size = sandbox.inputs_address + place["offset"], dtype.itemsize
-        where = [(start + index * size, size) for index in pick.tolist()]
         try:
-            remote_memory.read_pieces(sandbox.host_pid, where, got.data_ptr())
+            remote_memory.read_spaced(sandbox.host_pid, start, pick, size, size, got.data_ptr())
         except remote_memory.RemoteMemoryError as exc:
             raise Unplaceable(str(exc)) from None
         values.append(got)
@@ -334,9 +333,10 @@ def read_output(
     size = pieces.starts.numel() * piece_bytes
     buffer = into.space(size) if into is not None else torch.empty(size, dtype=torch.uint8)
     address = described["address"]
-    where = [(address + start * dtype.itemsize, piece_bytes) for start in pieces.starts.tolist()]
     try:
-        remote_memory.read_pieces(pid, where, buffer.data_ptr())
+        remote_memory.read_spaced(
+            pid, address, pieces.starts, dtype.itemsize, piece_bytes, buffer.data_ptr()
+        )
     except remote_memory.RemoteMemoryError as exc:
         raise OutputUnreadable(f"its memory could not be read: {exc}") from None
     values = pieces.assemble(buffer.view(dtype))
@@ -355,9 +355,7 @@ def read_sample(
     offsets = element_offsets(shape, strides, flat)
     address, size = described["address"], dtype.itemsize
     try:
-        remote_memory.read_pieces(
-            pid, [(address + offset * size, size) for offset in offsets.tolist()], values.data_ptr()
-        )
+        remote_memory.read_spaced(pid, address, offsets, size, size, values.data_ptr())
     except remote_memory.RemoteMemoryError as exc:
         raise OutputUnreadable(f"its memory could not be read: {exc}") from None
     return values

@@ -141,6 +141,17 @@ def test_an_output_spread_thin_by_its_strides_is_refused_before_reading() -> Non
     )
 
 
+def test_a_sample_of_thousands_of_values_is_read_exactly_in_order() -> None:
+    # More pieces than one process_vm_readv takes (1024), of a view with gaps between rows.
+    rows = torch.randn(300, 64)[:, 5:50]
+    flat = torch.randint(0, rows.numel(), (3000,), generator=torch.Generator().manual_seed(7))
+    got = arena.read_sample(_described(rows), os.getpid(), 1 << 20, flat)
+    assert torch.equal(got, rows.reshape(-1)[flat])
+    beyond = {**_described(rows), "address": 1 << 63}  # past every user-space address
+    with pytest.raises(OutputUnreadable, match="not an address"):
+        arena.read_sample(beyond, os.getpid(), 1 << 20, flat)
+
+
 def test_reading_never_sees_more_than_the_span() -> None:
     # Two floats described, a third right after them is a secret the read must not include.
     buffer = (ctypes.c_float * 3)(1.0, 2.0, 99.0)
