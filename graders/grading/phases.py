@@ -664,7 +664,12 @@ class Grader:
         so slow drifts of the machine affect every contender alike. ``remembered`` lets a
         companion's median from an earlier grading stand in for a full measurement, checked
         by a few interleaved calls (graders/measure/companion_times.py)."""
-        phase = TimedPhase(self, run, companions, remembered)
+        with _on_core(sandbox.pick_core(self.slot)):
+            return self._rounds(TimedPhase(self, run, companions, remembered))
+
+    def _rounds(self, phase: TimedPhase) -> TimedFigures:
+        """The timed phase's rounds, until the submission's figure is known."""
+        companions = phase.companions
         round_index = 0
         while True:
             # One seed per call of the window; every contender of the round gets the same.
@@ -720,15 +725,17 @@ class Grader:
             return None
         companion.deadline = time.monotonic() + _CANARY_S
         try:
-            self.thaw(companion, "(canary)")
-            companion.session.send(
-                "canary",
-                n=yardstick.n,
-                flush_bytes=yardstick.flush_bytes,
-                runs=machine_load.CANARY_RUNS,
-            )
-            reply = self.receive(companion, ("canary",), "(canary)", "timed_s")
-            self.pause(companion, "(canary)")
+            # Like a call: the grading core is the canary's alone while it reads the bus.
+            with _prompt_wakeup(sandbox.pick_core(self.slot)):
+                self.thaw(companion, "(canary)")
+                companion.session.send(
+                    "canary",
+                    n=yardstick.n,
+                    flush_bytes=yardstick.flush_bytes,
+                    runs=machine_load.CANARY_RUNS,
+                )
+                reply = self.receive(companion, ("canary",), "(canary)", "timed_s")
+                self.pause(companion, "(canary)")
         except (Outcome, ChannelClosed):
             return None
         # The canary's CPU time is ours, not work done between the companion's calls.
@@ -1060,6 +1067,36 @@ class TimedPhase:
 
 
 @contextlib.contextmanager
+def _on_core(core: int | None) -> Iterator[None]:
+    """Run this thread's share of a timed phase on the grading core: between two calls every
+    sandbox there is frozen and the core is idle, while the other cores serve the site. The
+    inputs' draws and copies and the spot checks (most of a round's wall time) then neither
+    wait behind the web server nor slow it; each call's window moves the thread off again
+    (:func:`_prompt_wakeup`), and the cache flush before it runs there anyway."""
+    if core is None:
+        yield
+        return
+    previous = os.sched_getaffinity(0)
+    try:
+        os.sched_setaffinity(0, {core})  # 0: this thread only, on Linux
+    except OSError:
+        yield  # not allowed on that core: run where we are
+        return
+    _pinned.allowed = previous  # where a call's window may move the thread to
+    try:
+        yield
+    finally:
+        del _pinned.allowed
+        with contextlib.suppress(OSError):
+            os.sched_setaffinity(0, previous)
+
+
+# The cores a thread pinned by _on_core may use otherwise (per thread: gradings of other slots
+# run in threads of their own).
+_pinned = threading.local()
+
+
+@contextlib.contextmanager
 def _prompt_wakeup(sandbox_core: int | None) -> Iterator[None]:
     """Keep this thread off the sandbox's core, at a high CPU priority, for one call's window.
 
@@ -1072,7 +1109,8 @@ def _prompt_wakeup(sandbox_core: int | None) -> Iterator[None]:
     Without CAP_SYS_NICE (a root worker has it) only the affinity changes.
     """
     restore: list[Callable[[], None]] = []
-    others = os.sched_getaffinity(0) - {sandbox_core}
+    others = getattr(_pinned, "allowed", None) or os.sched_getaffinity(0)
+    others = others - {sandbox_core}
     if sandbox_core is not None and others:
         previous = os.sched_getaffinity(0)
         with contextlib.suppress(OSError):

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import os
 from types import SimpleNamespace
 from typing import Any, cast
 
 import pytest
 
-from graders import GraderError, devices
+from graders import GraderError, devices, grade
 from graders.grading import arena
 from graders.grading.phases import CallTiming, Grader, Outcome, Run
+from graders.sandbox import launch as sandbox
 from graders.sandbox.containment import stalled_between
 from graders.spec.exercise import ExerciseSpec
 
@@ -75,3 +77,49 @@ def test_only_a_stall_the_submission_cannot_cause_is_excused() -> None:
     ran = {7: (9_000_100, 2_000_050), 8: (20_000, 0)}
     assert stalled_between({7: (100, 50), 8: (0, 0)}, ran, 9_020_000) == 1_980_000
     assert stalled_between(3, one, 0) == 0
+
+
+@pytest.mark.skipif(
+    len(os.sched_getaffinity(0)) < 2, reason="needs a core apart from the grading one"
+)
+def test_between_calls_the_grader_works_on_the_idle_grading_core_and_leaves_it_for_each_call(
+    quick_spec: ExerciseSpec, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Between calls every sandbox on the grading core is frozen: the inputs' copies and the
+    # checks run there, off the cores that serve the site; a call's window needs it free.
+    core = sandbox.pick_core(0)
+    seen: list[tuple[str, set[int]]] = []
+    real_place, real_thaw = Grader.place_inputs, Grader.thaw
+    real_time_calls = Grader.time_calls
+    timing = False
+
+    def place_inputs(grader: Grader, *args: Any, **kwargs: Any) -> None:
+        if timing:
+            seen.append(("place", os.sched_getaffinity(0)))
+        real_place(grader, *args, **kwargs)
+
+    def thaw(grader: Grader, run: Run, where: str) -> None:
+        if timing:
+            seen.append(("thaw", os.sched_getaffinity(0)))
+        real_thaw(grader, run, where)
+
+    def time_calls(grader: Grader, *args: Any, **kwargs: Any) -> Any:
+        nonlocal timing
+        timing = True
+        try:
+            return real_time_calls(grader, *args, **kwargs)
+        finally:
+            timing = False
+
+    monkeypatch.setattr(Grader, "place_inputs", place_inputs)
+    monkeypatch.setattr(Grader, "thaw", thaw)
+    monkeypatch.setattr(Grader, "time_calls", time_calls)
+    before = os.sched_getaffinity(0)
+    source = (quick_spec.path / "samples" / "fast.py").read_text()
+    report = grade(quick_spec, source, device="cpu", slot=0, profile=False)
+    assert report["verdict"] == "correct", report["message"]
+    places = [cores for what, cores in seen if what == "place"]
+    thaws = [cores for what, cores in seen if what == "thaw"]
+    assert places and all(cores == {core} for cores in places)
+    assert thaws and all(core not in cores for cores in thaws)
+    assert os.sched_getaffinity(0) == before  # given back once the phase is over
