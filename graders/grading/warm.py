@@ -154,6 +154,7 @@ class Bench:
         self._companions_lock = threading.Lock()
         self._companions_started = False
         self._refiller: threading.Thread | None = None
+        self._stager: threading.Thread | None = None
 
     # ------------------------------------------------------------------ companions
     def _start_companions(self) -> None:
@@ -285,6 +286,16 @@ class Bench:
             # starts the next once this one is ready).
             if len(self.runners) < pool_size() and all(r.greeted for r in self.runners):
                 self._start_runner()
+            # The next grading's inputs, on a thread of their own: drawn on another core as
+            # soon as the slot is free, while the runner started above imports torch on the
+            # slot's. Drawn after the runners were ready, they were missing for a student who
+            # resubmitted within 2-3 s, whose grading drew them in its timed phase (0.65 s for
+            # vector-add here).
+            if self._stager is None or not self._stager.is_alive():
+                self._stager = threading.Thread(
+                    target=self._stage_pool, name=f"graders-inputs-{self.slot}", daemon=True
+                )
+                self._stager.start()
             if self._refiller is not None and self._refiller.is_alive():
                 return
             self._refiller = threading.Thread(
@@ -312,7 +323,6 @@ class Bench:
                     return
             elif not self._start_next():
                 break
-        self._stage_pool()
 
     def _start_next(self) -> bool:
         """Start the next runner the pool lacks once no grading holds the slot, so that

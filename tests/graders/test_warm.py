@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -339,6 +340,34 @@ def test_a_kept_companion_skips_the_warm_up_rounds_it_already_had(
     assert "student warm-up" in first and "student warm-up" in second
     assert first.count("reference") - first.count("student") == spec.timing.warmup > 0
     assert second.count("reference") == second.count("student")
+
+
+def test_the_next_gradings_inputs_are_drawn_while_its_runner_is_still_starting(
+    warm_on, quick_spec, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A student who resubmits within seconds must find the inputs drawn: the runner's
+    # import takes longer, and here it never finishes until the inputs are there.
+    staged: list[bool] = []
+    inputs_drawn = threading.Event()
+    real_stage, real_prepare = warm.Bench._stage_pool, warm.Bench._prepare
+
+    def stage(bench: warm.Bench) -> None:
+        real_stage(bench)
+        staged.append(bench.arena.pool_staged())
+        inputs_drawn.set()
+
+    def prepare(bench: warm.Bench, runner: warm.Runner) -> bool:
+        inputs_drawn.wait(timeout=90)  # longer than the test waits for the inputs
+        return real_prepare(bench, runner)
+
+    monkeypatch.setattr(warm.Bench, "_stage_pool", stage)
+    monkeypatch.setattr(warm.Bench, "_prepare", prepare)
+    spec = dataclasses.replace(quick_spec, content_hash="inputs-ahead")
+    source = (quick_spec.path / "samples" / "fast.py").read_text()
+    report = grade(spec, source, device="cpu", slot=SLOT, profile=False)
+    assert report["verdict"] == "correct", report["message"]
+    assert inputs_drawn.wait(timeout=60), "no inputs drawn while the runner waited"
+    assert staged == [True]
 
 
 def test_companion_times_are_neither_reused_nor_kept_on_a_shared_bus(
