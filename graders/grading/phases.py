@@ -846,8 +846,8 @@ class TimedPhase:
         self.round_times: dict[str, float] = {}
         self.bus_shares: list[float] = []
         # A curve paired round by round cancels a shared bus (graders/measure/load.py): the
-        # canary only informs its report, and one reading, after the phase, does that. It
-        # costs a fifth of a second, a tenth of a grading here.
+        # canary only informs its report, and one reading, after the phase, does that (each
+        # costs 30 ms in a kept companion, 0.2 s in a fresh one, which faults in its buffers).
         if not self.pairing():
             self._read_bus()
         if self.bus_shares and self.bus_shares[-1] < machine_load.BUS_BUSY_BELOW:
