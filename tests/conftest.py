@@ -7,6 +7,9 @@ them. `alice` is the student, `bob` another student, `tara` the TA and `ines` th
 from __future__ import annotations
 
 import functools
+import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -38,6 +41,27 @@ class Cast:
 
     def token_client(self, user: User) -> Client:
         return Client(HTTP_AUTHORIZATION=f"Token {token_issue(user=user).key}")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Give the run a grader cache of its own: peaks, slot locks and validation results.
+
+    The user's cache holds whatever `python -m graders validate --perf` last measured on this
+    machine, and sync_content rightly hides an exercise whose ladder failed there: one
+    developer's run once took attention off the dashboard tests' course. Nothing is copied
+    over: peaks are measured again on first use (seconds), as on a fresh machine. A caller who
+    sets GRADERS_CACHE_DIR keeps it; child processes (workers, sandboxes) inherit this one.
+    """
+    if os.environ.get("GRADERS_CACHE_DIR"):
+        return
+    own = tempfile.mkdtemp(prefix="gpucourse-tests-cache-")
+    os.environ["GRADERS_CACHE_DIR"] = own
+
+    def remove() -> None:
+        os.environ.pop("GRADERS_CACHE_DIR", None)
+        shutil.rmtree(own, ignore_errors=True)
+
+    config.add_cleanup(remove)
 
 
 @functools.cache
