@@ -7,7 +7,6 @@ process's memory (graders/grading/arena.py).
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import torch
@@ -17,6 +16,7 @@ from graders.grading import arena
 from graders.measure import calibrate
 from graders.measure.flush_size import CacheFlusher
 from graders.sandbox import launch as sandbox
+from graders.sandbox.pin_thread import on_core
 
 
 class CpuDevice:
@@ -44,16 +44,9 @@ class CpuDevice:
         """Flush from the sandbox's own core: its private caches are the ones the call uses."""
         if self.flusher is None:
             return
-        previous = os.sched_getaffinity(0)
-        try:
-            if self.core is not None:
-                os.sched_setaffinity(0, {self.core})  # 0: this thread only, on Linux
-        except OSError:
-            pass  # not allowed on that core: the shared last-level cache is flushed regardless
-        try:
+        # Not allowed on that core: the shared last-level cache is flushed regardless.
+        with on_core(self.core):
             self.flusher.flush()
-        finally:
-            os.sched_setaffinity(0, previous)
 
     def resume(self, sandbox: SandboxRef) -> None:
         return None

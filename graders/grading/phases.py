@@ -37,6 +37,7 @@ from graders.report.types import ProfileRow, Verdict
 from graders.sandbox import launch as sandbox
 from graders.sandbox import protocol
 from graders.sandbox.containment import Containment, stalled_between
+from graders.sandbox.pin_thread import on_core
 from graders.sandbox.session import ChannelClosed, ChannelCorrupt, ChannelTimeout, TrustedChannel
 from graders.spec.exercise import ExerciseSpec
 from graders.spec.layouts import input_layout
@@ -1073,22 +1074,15 @@ def _on_core(core: int | None) -> Iterator[None]:
     inputs' draws and copies and the spot checks (most of a round's wall time) then neither
     wait behind the web server nor slow it; each call's window moves the thread off again
     (:func:`_prompt_wakeup`), and the cache flush before it runs there anyway."""
-    if core is None:
-        yield
-        return
-    previous = os.sched_getaffinity(0)
-    try:
-        os.sched_setaffinity(0, {core})  # 0: this thread only, on Linux
-    except OSError:
-        yield  # not allowed on that core: run where we are
-        return
-    _pinned.allowed = previous  # where a call's window may move the thread to
-    try:
-        yield
-    finally:
-        del _pinned.allowed
-        with contextlib.suppress(OSError):
-            os.sched_setaffinity(0, previous)
+    with on_core(core) as previous:
+        if previous is None:  # no core, or not allowed on it: run where we are
+            yield
+            return
+        _pinned.allowed = previous  # where a call's window may move the thread to
+        try:
+            yield
+        finally:
+            del _pinned.allowed
 
 
 # The cores a thread pinned by _on_core may use otherwise (per thread: gradings of other slots
