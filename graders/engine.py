@@ -136,7 +136,7 @@ class _Grading:
         builder = self.builder
         try:
             runners.deliver(runner.scratch, text)
-            run.compiles = self.builder.language != "python"
+            run.compiles = precheck.compiles(text)
             ending = self._run_phases(bench, run)
             verdict, message = self._verdict(run, ending)
             builder.correctness = run.correctness

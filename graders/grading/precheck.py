@@ -106,6 +106,53 @@ def language(text: str) -> Language:
     return _language(tree)
 
 
+def compiles(text: str) -> bool:
+    """Whether the submission builds kernels at import or first call, and so gets the exercise's
+    ``compile_s`` for them rather than ``setup_s``: Triton or CUDA C++ (:func:`language`),
+    ``torch.compile`` (the prompts' route to a fused kernel on a CPU; Inductor runs a C++
+    compiler per kernel, 15-20 s for a softmax here, longer while the other core is busy), or
+    a C++ extension built by ``torch.utils.cpp_extension``.
+
+    Read from the syntax tree as plainly as :func:`language`: a compile reached under a
+    disguise only gets the shorter budget, and the longer one is still a bounded limit outside
+    every timed window, so claiming it gains nothing.
+    """
+    try:
+        with _PARSING:
+            tree = ast.parse(text, filename="submission.py")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    if _language(tree) != "python":
+        return True
+    torch_names, compile_names = _torch_compile_names(tree)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call | ast.Attribute | ast.Name):
+            name = _dotted(node.func if isinstance(node, ast.Call) else node) or ""
+            head, _, attr = name.rpartition(".")
+            if (head in torch_names and attr == "compile") or name in compile_names:
+                return True
+            # torch.utils.cpp_extension's builders: load_inline under any prefix, load by path.
+            if "load_inline" in (name, attr) or name.endswith("cpp_extension.load"):
+                return True
+    return False
+
+
+def _torch_compile_names(tree: ast.Module) -> tuple[set[str], set[str]]:
+    """(names bound to the torch package, names bound to torch.compile itself)."""
+    modules: set[str] = set()
+    functions: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name == "torch" or (alias.name.startswith("torch.") and not alias.asname):
+                    modules.add(alias.asname or "torch")
+        elif isinstance(node, ast.ImportFrom) and node.module == "torch":
+            functions.update(
+                alias.asname or alias.name for alias in node.names if alias.name == "compile"
+            )
+    return modules, functions
+
+
 def _language(tree: ast.Module) -> Language:
     if any(_builds_cuda(node) for node in ast.walk(tree) if isinstance(node, ast.Call)):
         return "cuda_cpp"

@@ -61,6 +61,37 @@ def test_the_language_is_read_from_the_syntax_tree(source: str, language: str) -
     assert precheck.language(source) == language
 
 
+COMPILED_SOFTMAX = REPO / "exercises" / "ch15" / "softmax" / "samples" / "compiled.py"
+
+
+@pytest.mark.parametrize(
+    ("source", "compiles"),
+    [
+        (COMPILED_SOFTMAX.read_text(), True),
+        (TRITON_SAMPLE, True),
+        (CUDA_SAMPLE, True),
+        ("import torch as t\n@t.compile\ndef f(x):\n    return x\n", True),
+        ("import torch\n@torch.compile(dynamic=True)\ndef f(x):\n    return x\n", True),
+        ("from torch import compile as fuse\nf = fuse(lambda x: x)\n", True),
+        ("from torch.utils.cpp_extension import load_inline\nm = load_inline('m', 'int f();')\n",
+         True),
+        ("import torch.utils.cpp_extension\nm = torch.utils.cpp_extension.load('m', ['m.cpp'])\n",
+         True),
+        ((VECTOR_ADD / "samples" / "fast.py").read_text(), False),
+        # Python's own compile(), and torch.compile named only in a comment, build no kernel.
+        ("code = compile('1 + 1', 'f', 'eval')\n", False),
+        ("import torch\n# torch.compile would fuse this\ndef f(x):\n    return x + 1\n", False),
+        ("this is not python(", False),
+    ],
+)  # fmt: skip
+def test_a_submission_that_builds_kernels_gets_the_compile_budget(
+    source: str, compiles: bool
+) -> None:
+    # Inductor compiles a C++ kernel per graph: 15-20 s for a softmax on this CPU, more when
+    # the other core is busy, which setup_s (15 s in quick validation) did not always allow.
+    assert precheck.compiles(source) is compiles
+
+
 def test_cuda_cpp_is_rejected_on_a_cpu_worker_only() -> None:
     problem, _ = precheck.find_problem(CUDA_SAMPLE, "vector_add", 65536, device="cpu")
     assert problem == precheck.CUDA_CPP_ON_CPU
