@@ -124,7 +124,7 @@ def compiles(text: str) -> bool:
         return False
     if _language(tree) != "python":
         return True
-    torch_names, compile_names = _torch_compile_names(tree)
+    torch_names, compile_names = _bound_names(tree, "torch", ("compile",))
     for node in ast.walk(tree):
         if isinstance(node, ast.Call | ast.Attribute | ast.Name):
             name = _dotted(node.func if isinstance(node, ast.Call) else node) or ""
@@ -135,22 +135,6 @@ def compiles(text: str) -> bool:
             if "load_inline" in (name, attr) or name.endswith("cpp_extension.load"):
                 return True
     return False
-
-
-def _torch_compile_names(tree: ast.Module) -> tuple[set[str], set[str]]:
-    """(names bound to the torch package, names bound to torch.compile itself)."""
-    modules: set[str] = set()
-    functions: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.name == "torch" or (alias.name.startswith("torch.") and not alias.asname):
-                    modules.add(alias.asname or "torch")
-        elif isinstance(node, ast.ImportFrom) and node.module == "torch":
-            functions.update(
-                alias.asname or alias.name for alias in node.names if alias.name == "compile"
-            )
-    return modules, functions
 
 
 def _language(tree: ast.Module) -> Language:
@@ -188,7 +172,7 @@ def _builds_cuda(call: ast.Call) -> bool:
 def _uses_triton_jit(tree: ast.Module) -> bool:
     """An import of triton, and a function decorated with ``triton.jit`` (or autotune /
     heuristics), under whatever name the import bound."""
-    modules, decorators = _triton_names(tree)
+    modules, decorators = _bound_names(tree, "triton", _TRITON_DECORATORS)
     if not modules and not decorators:
         return False
     for node in ast.walk(tree):
@@ -202,24 +186,24 @@ def _uses_triton_jit(tree: ast.Module) -> bool:
     return False
 
 
-def _triton_names(tree: ast.Module) -> tuple[set[str], set[str]]:
-    """(names bound to the triton package, names bound to its decorators)."""
+def _bound_names(
+    tree: ast.Module, package: str, attributes: tuple[str, ...]
+) -> tuple[set[str], set[str]]:
+    """(names bound to ``package``, names bound to its ``attributes`` by ``from`` imports)."""
     modules: set[str] = set()
-    decorators: set[str] = set()
+    functions: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
-                if alias.name == "triton":
-                    modules.add(alias.asname or "triton")
-                elif alias.name.startswith("triton.") and alias.asname is None:
-                    modules.add("triton")  # `import triton.language` binds triton too
-        elif isinstance(node, ast.ImportFrom) and node.module == "triton":
-            decorators.update(
-                alias.asname or alias.name
-                for alias in node.names
-                if alias.name in _TRITON_DECORATORS
+                if alias.name == package:
+                    modules.add(alias.asname or package)
+                elif alias.name.startswith(package + ".") and alias.asname is None:
+                    modules.add(package)  # `import triton.language` binds triton too
+        elif isinstance(node, ast.ImportFrom) and node.module == package:
+            functions.update(
+                alias.asname or alias.name for alias in node.names if alias.name in attributes
             )
-    return modules, decorators
+    return modules, functions
 
 
 def defines(tree: ast.Module, name: str) -> bool:
