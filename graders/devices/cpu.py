@@ -44,7 +44,7 @@ class CpuDevice:
         """Flush from the sandbox's own core: its private caches are the ones the call uses."""
         if self.flusher is None:
             return
-        # Not allowed on that core: the shared last-level cache is flushed regardless.
+        # Where the thread may not use that core, the shared last-level cache is flushed anyway.
         with on_core(self.core):
             self.flusher.flush()
 
