@@ -98,12 +98,17 @@ _TRITON_DECORATORS = ("jit", "autotune", "heuristics")
 
 def language(text: str) -> Language:
     """The submission's language (see the module docstring); "python" when it does not parse."""
+    tree = _parsed(text)
+    return "python" if tree is None else _language(tree)
+
+
+def _parsed(text: str) -> ast.Module | None:
+    """The submission's syntax tree, or None when it does not parse."""
     try:
         with _PARSING:
-            tree = ast.parse(text, filename="submission.py")
+            return ast.parse(text, filename="submission.py")
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return "python"
-    return _language(tree)
+        return None
 
 
 def compiles(text: str) -> bool:
@@ -117,10 +122,8 @@ def compiles(text: str) -> bool:
     disguise only gets the shorter budget, and the longer one is still a bounded limit outside
     every timed window, so claiming it gains nothing.
     """
-    try:
-        with _PARSING:
-            tree = ast.parse(text, filename="submission.py")
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    tree = _parsed(text)
+    if tree is None:
         return False
     if _language(tree) != "python":
         return True
