@@ -226,6 +226,19 @@ class SharedMemory:
             self.fd = None
 
 
+def fill_u32(pointer: int, value: int, count: int) -> None:
+    """Set ``count`` 32-bit words at ``pointer`` to ``value`` and wait for it (no torch)."""
+    _call("cuMemsetD32", ctypes.c_uint64(pointer), ctypes.c_uint(value), ctypes.c_size_t(count))
+    _call("cuCtxSynchronize")
+
+
+def read_u32(pointer: int) -> int:
+    """The 32-bit word at ``pointer`` (no torch)."""
+    word = ctypes.c_uint32()
+    _call("cuMemcpyDtoH", ctypes.pointer(word), ctypes.c_uint64(pointer), ctypes.c_size_t(4))
+    return int(word.value)
+
+
 class _Bytes:
     """A device span as the array interface describes it: ``nbytes`` bytes at ``pointer``."""
 
