@@ -16,8 +16,13 @@
   student's. Where the driver offers it, the trusted side then takes the driver's checkpoint
   lock of the sandbox's process, which returns only once every piece of work that process
   submitted has finished, before the freeze: the window cannot close on a kernel still
-  running. Where it does not (older drivers, gVisor), the harness's synchronise is the
-  witness, and the report says so, as it does for a weaker freezer on the CPU.
+  running. Whether it works is learnt once per process with a 2 s timeout
+  (graders/devices/cuda_lock.py); where it does not (older drivers, gVisor, a lock that hangs
+  or is switched off), the harness's synchronise is the witness, and the report says so
+  (``gpu_completion_witness``), as it does for a weaker freezer on the CPU.
+- **Out of memory**: a request the sandbox's pool cannot meet is the submission's
+  out-of-memory error, raised by the harness after the call (torch does not check the null
+  pointer the pool's allocator returns).
 - **Outputs** are compared on the device, read at their offset in the pool (or in the
   inputs, for an output that is an input), bounded by the exercise's cap and the memory's
   size, while the sandbox is frozen.
@@ -234,9 +239,17 @@ class CudaDevice:
             max(2 * l2, 64 << 20) // 4, dtype=torch.int32, device=f"cuda:{self.index}"
         )
         self.flush_value = 0
-        self.lock = cuda_lock.DriverLock()  # the settle: the driver's lock, where it works
+        # The settle: the driver's lock, where it works and leaves our own work unblocked.
+        self.lock = cuda_lock.DriverLock(touch=self._touch_shared)
         self._watch: Any = None
         self.stage: CudaStage | None = None  # the bench's inputs (an output may lie in them)
+
+    def _touch_shared(self) -> None:
+        """Read a few bytes of the memory the sandboxes share (never write: an output may lie
+        in the inputs) and wait for it: the trusted side's own work under a sandbox's lock."""
+        memory = self.stage.memory if self.stage is not None else self.flush_buffer
+        memory[:4].clone()
+        torch.cuda.synchronize(self.index)
 
     def new_stage(self, input_bytes: int, sets: int) -> CudaStage:
         self.stage = CudaStage(input_bytes, sets, self.index)

@@ -11,6 +11,9 @@ later drivers), and in other setups a failed lock has damaged its target. So:
   hardware probe, with a 2 s timeout: that window's GPU work is microseconds, so 2 s is a hang;
 - a lock that failed or timed out is never tried again in this process, and the process it
   was tried on is unlocked where the driver left it locked, so the grading goes on;
+- under the first lock that works, the trusted side touches the memory it shares with the
+  sandbox: if that blocks, the lock is given up the same way (the trusted side reads outputs
+  and draws inputs while a sandbox stays locked);
 - ``GRADERS_CUDA_LOCK=0`` turns it off;
 - without it the harness's own device synchronise is the witness, which the report states
   (``device.sandbox.device.gpu_completion_witness``: ``driver_lock`` or ``harness_sync``).
@@ -22,12 +25,14 @@ import contextlib
 import os
 import threading
 import time
+from collections.abc import Callable
 
 from graders.devices.base import CompletionWitness, SettleFailed
 from graders.harness import cuda_memory
 
 LOCK_SWITCH = "GRADERS_CUDA_LOCK"  # "0" (or off/no/false): never the lock, the harness's sync
 FIRST_LOCK_TIMEOUT_S = 2.0
+SHARER_WAIT_S = 2.0  # a read of a few bytes takes microseconds: 2 s is blocked
 
 
 class LockProbe:
@@ -81,12 +86,38 @@ def try_first_lock(pid: int, timeout_s: float = FIRST_LOCK_TIMEOUT_S) -> float |
     return time.monotonic() - began
 
 
+def sharer_blocks(pid: int, touch: Callable[[], None], wait_s: float = SHARER_WAIT_S) -> bool:
+    """With ``pid`` locked, whether ``touch`` (the trusted side's own work on the memory it
+    shares with ``pid``) fails to finish within ``wait_s``. If it blocks, ``pid`` is unlocked
+    (which lets ``touch`` finish) and the lock recorded as unusable: the trusted side reads
+    outputs and draws inputs while a sandbox stays locked, and would hang there."""
+    done = threading.Event()
+
+    def run() -> None:
+        try:
+            touch()
+        finally:
+            done.set()
+
+    threading.Thread(target=run, daemon=True, name="lock-sharer-check").start()
+    if done.wait(wait_s):
+        return False
+    with contextlib.suppress(cuda_memory.CudaMemoryError):
+        cuda_memory.unlock_process(pid)
+    done.wait(wait_s)
+    LOCK_PROBE.record(False, "the trusted side's own GPU work blocked while a sandbox was locked")
+    return True
+
+
 class DriverLock:
     """The CUDA device's settle and resume: the sandbox's process locked after ``done``,
-    unlocked after the next thaw."""
+    unlocked after the next thaw. ``touch``: a little of the trusted side's own work on the
+    memory it shares with the sandboxes, tried once under the first lock (see
+    :func:`sharer_blocks`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, touch: Callable[[], None] | None = None) -> None:
         self.locked: set[int] = set()  # pids locked by the last settle
+        self.touch = touch
 
     def settle(self, pid: int, timeout_s: float) -> None:
         """Returns once all the work ``pid`` submitted has finished, where the lock works;
@@ -95,8 +126,11 @@ class DriverLock:
         if LOCK_PROBE.unavailable() is not None:
             return
         if LOCK_PROBE.works is None:
-            if try_first_lock(pid, min(FIRST_LOCK_TIMEOUT_S, timeout_s)) is not None:
-                self.locked.add(pid)
+            if try_first_lock(pid, min(FIRST_LOCK_TIMEOUT_S, timeout_s)) is None:
+                return
+            if self.touch is not None and sharer_blocks(pid, self.touch):
+                return  # unlocked again: the harness's synchronise from now on
+            self.locked.add(pid)
             return
         try:
             cuda_memory.lock_process(pid, int(max(timeout_s, 0.001) * 1000))

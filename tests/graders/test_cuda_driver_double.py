@@ -9,6 +9,8 @@ the CUDA path would get wrong on its first run.
 from __future__ import annotations
 
 import os
+import threading
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -215,3 +217,38 @@ def test_memory_fds_are_real_descriptors() -> None:
     assert made.fd is not None
     os.fstat(made.fd)  # the engine passes it to a sandbox: it must be a descriptor
     made.close()
+
+
+def test_a_lock_under_which_the_trusted_side_blocks_is_given_up(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Reported for processes that share memory: the trusted side's own work on it waits
+    while a sharer is locked. Under the first lock the trusted side touches the memory; the
+    double's touch waits for the unlock, so the lock is undone and never used again."""
+    double = _driver(lock="works")
+    released = threading.Event()
+
+    def touch_blocked_until_unlocked() -> None:
+        while double.states.get(PID) == LOCKED:
+            time.sleep(0.01)
+        released.set()
+
+    monkeypatch.setattr(cuda_lock, "SHARER_WAIT_S", 0.2)
+    lock = cuda_lock.DriverLock(touch=touch_blocked_until_unlocked)
+    lock.settle(PID, timeout_s=30.0)
+    assert double.unlock_calls == [PID] and double.states[PID] == RUNNING
+    assert released.wait(10.0)  # the touch finished once unlocked
+    witness = cuda_lock.completion_witness()
+    assert witness.kind == "harness_sync" and "blocked" in witness.note
+    lock.resume(PID)
+    assert double.unlock_calls == [PID]  # nothing left locked to undo
+
+
+def test_a_lock_under_which_the_trusted_side_works_is_kept() -> None:
+    double = _driver(lock="works")
+    touched: list[int] = []
+    lock = cuda_lock.DriverLock(touch=lambda: touched.append(double.states[PID]))
+    lock.settle(PID, timeout_s=30.0)
+    assert touched == [LOCKED]  # touched while the sandbox was locked
+    assert double.states[PID] == LOCKED and lock.locked == {PID}
+    assert cuda_lock.completion_witness().kind == "driver_lock"
