@@ -31,15 +31,24 @@ _SCRIPT_PATHS = re.compile(rb"(/opt/[A-Za-z0-9._+/-]+)")
 
 def cuda_home() -> str | None:
     """The CUDA toolkit's folder, as torch.utils.cpp_extension finds it: ``$CUDA_HOME`` or
-    ``$CUDA_PATH``, else two levels above the ``nvcc`` on PATH, else /usr/local/cuda."""
+    ``$CUDA_PATH``, else two levels above the ``nvcc`` on PATH, else /usr/local/cuda; of the
+    last two, the first that holds a toolkit (``bin/nvcc`` and ``include/``), because an nvcc
+    on PATH may be a launcher script (/usr/local/bin/nvcc execing the toolkit's)."""
     for key in ("CUDA_HOME", "CUDA_PATH"):
         configured = os.environ.get(key)
         if configured:
             return configured
     nvcc = shutil.which("nvcc")
-    if nvcc:
-        return os.path.dirname(os.path.dirname(os.path.realpath(nvcc)))
-    return USUAL_CUDA_HOME if os.path.isdir(USUAL_CUDA_HOME) else None
+    candidates = [os.path.dirname(os.path.dirname(os.path.realpath(nvcc)))] if nvcc else []
+    candidates.append(USUAL_CUDA_HOME)
+    for candidate in candidates:
+        if is_toolkit(candidate):
+            return candidate
+    return candidates[0] if nvcc else None
+
+
+def is_toolkit(folder: str) -> bool:
+    return os.access(f"{folder}/bin/nvcc", os.X_OK) and os.path.isdir(f"{folder}/include")
 
 
 def ncu_path() -> str | None:

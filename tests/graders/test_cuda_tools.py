@@ -67,8 +67,16 @@ def test_the_toolkit_is_found_as_cpp_extension_finds_it(
     for key in ("CUDA_HOME", "CUDA_PATH"):
         monkeypatch.delenv(key, raising=False)
     nvcc = _tool(tmp_path / "toolkit" / "bin" / "nvcc")
+    (tmp_path / "toolkit" / "include").mkdir()
     monkeypatch.setenv("PATH", f"{nvcc.parent}:/usr/bin:/bin")
     assert cuda_tools.cuda_home() == str(tmp_path / "toolkit")  # two levels above nvcc
+    # An nvcc that is a launcher elsewhere (/usr/local/bin/nvcc): not a toolkit's folder.
+    launcher = _tool(tmp_path / "local" / "bin" / "nvcc")
+    monkeypatch.setattr(cuda_tools, "USUAL_CUDA_HOME", str(tmp_path / "toolkit"))
+    monkeypatch.setenv("PATH", f"{launcher.parent}:/usr/bin:/bin")
+    assert cuda_tools.cuda_home() == str(tmp_path / "toolkit")
+    monkeypatch.setattr(cuda_tools, "USUAL_CUDA_HOME", str(tmp_path / "none"))
+    assert cuda_tools.cuda_home() == str(tmp_path / "local")  # as torch would take it
     monkeypatch.setenv("CUDA_PATH", "/somewhere/cuda")
     assert cuda_tools.cuda_home() == "/somewhere/cuda"
     monkeypatch.setenv("CUDA_HOME", "/elsewhere/cuda")
