@@ -4,7 +4,9 @@ are kept for the process, and the lock's part runs against the driver double."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -133,3 +135,24 @@ def test_the_sandboxs_answer_is_read_line_by_line() -> None:
         "ncu": (None, ""),
         "CUDA_HOME": ("/usr/local/cuda", ""),
     }
+
+
+@dataclass
+class _Exported:
+    """What the probe needs of the trusted side's memory: a descriptor and a size."""
+
+    fd: int
+    size: int
+
+
+def test_a_probe_sandbox_starts_with_the_memory_and_says_why_it_cannot_map_it() -> None:
+    """The probe's sandboxes are started for real (the command, the inherited descriptors, the
+    harness's import path); on a machine without a driver the child says so in one line."""
+    if Path("/dev/nvidiactl").exists():
+        pytest.skip("this machine has an NVIDIA driver")
+    fd = os.open(os.devnull, os.O_RDONLY)
+    try:
+        with pytest.raises(RuntimeError, match="did not map the memory: error the CUDA driver"):
+            hardware_probe.start_child(_Exported(fd, 1 << 21), slot=1, timeout_s=60)
+    finally:
+        os.close(fd)
