@@ -16,8 +16,13 @@
   student's. Where the driver offers it, the trusted side then takes the driver's checkpoint
   lock of the sandbox's process, which returns only once every piece of work that process
   submitted has finished, before the freeze: the window cannot close on a kernel still
-  running. Where it does not (older drivers, gVisor), the harness's synchronise is the
-  witness, and the report says so, as it does for a weaker freezer on the CPU.
+  running. Whether it works is learnt once per process with a 2 s timeout
+  (graders/devices/cuda_lock.py); where it does not (older drivers, gVisor, a lock that hangs
+  or is switched off), the harness's synchronise is the witness, and the report says so
+  (``gpu_completion_witness``), as it does for a weaker freezer on the CPU.
+- **Out of memory**: a request the sandbox's pool cannot meet is the submission's
+  out-of-memory error, raised by the harness after the call (torch does not check the null
+  pointer the pool's allocator returns).
 - **Outputs** are compared on the device, read at their offset in the pool (or in the
   inputs, for an output that is an input), bounded by the exercise's cap and the memory's
   size, while the sandbox is frozen.
@@ -34,12 +39,12 @@ from typing import Any
 
 import torch
 
+from graders.devices import cuda_lock
 from graders.devices.base import (
     CompletionWitness,
     Layout,
     OutputUnreadable,
     SandboxRef,
-    SettleFailed,
     WindowPlan,
     checked_span,
 )
@@ -132,6 +137,10 @@ class CudaStage:
         written it in their last call, so what it held is never reused (a draw on the
         device costs about what a copy would)."""
         harness_inputs.fill_(self._views(layout, index), layout, seed)
+        # The draw is queued on our stream, and the sandbox's context does not wait for it:
+        # finished before the thaw, or a call (a check call has no flush, which synchronises
+        # too) could read inputs still being drawn.
+        torch.cuda.synchronize(self.index)
 
     def staged(self, layout: Layout, seed: int) -> list[torch.Tensor] | None:
         # Never the staged memory itself: the sandbox maps it and may have written it, and
@@ -230,11 +239,17 @@ class CudaDevice:
             max(2 * l2, 64 << 20) // 4, dtype=torch.int32, device=f"cuda:{self.index}"
         )
         self.flush_value = 0
-        self.lock_unavailable: str | None = None  # why the driver's lock cannot be used
-        self.lock_tried = False
-        self.locked: set[int] = set()  # pids locked by the last settle
+        # The settle: the driver's lock, where it works and leaves our own work unblocked.
+        self.lock = cuda_lock.DriverLock(touch=self._touch_shared)
         self._watch: Any = None
         self.stage: CudaStage | None = None  # the bench's inputs (an output may lie in them)
+
+    def _touch_shared(self) -> None:
+        """Read a few bytes of the memory the sandboxes share (never write: an output may lie
+        in the inputs) and wait for it: the trusted side's own work under a sandbox's lock."""
+        memory = self.stage.memory if self.stage is not None else self.flush_buffer
+        memory[:4].clone()
+        torch.cuda.synchronize(self.index)
 
     def new_stage(self, input_bytes: int, sets: int) -> CudaStage:
         self.stage = CudaStage(input_bytes, sets, self.index)
@@ -259,51 +274,16 @@ class CudaDevice:
         torch.cuda.synchronize(self.index)
 
     def resume(self, sandbox: SandboxRef) -> None:
-        if sandbox.host_pid in self.locked:
-            self.locked.discard(sandbox.host_pid)
-            try:
-                cuda_memory.unlock_process(sandbox.host_pid)
-            except cuda_memory.CudaMemoryError as exc:
-                raise SettleFailed(f"its CUDA calls could not be resumed ({exc})") from None
+        self.lock.resume(sandbox.host_pid)
 
     def settle(self, sandbox: SandboxRef, timeout_s: float) -> None:
-        """The driver's lock of the sandbox's process: it returns once all the work that
-        process submitted has finished. Whether the driver offers it is learnt from the
-        first settle of this worker, an empty call before any student code exists; a
-        refusal after that is the sandbox's doing."""
-        if self.lock_unavailable is not None:
-            return
-        try:
-            cuda_memory.lock_process(sandbox.host_pid, int(max(timeout_s, 0.001) * 1000))
-        except cuda_memory.CudaMemoryError as exc:
-            if not self.lock_tried:
-                self.lock_tried = True
-                self.lock_unavailable = str(exc)
-                return
-            timed_out = "TIMEOUT" in str(exc).upper()
-            raise SettleFailed(
-                f"its GPU work could not be confirmed finished ({exc})", timed_out
-            ) from None
-        self.lock_tried = True
-        self.locked.add(sandbox.host_pid)
+        self.lock.settle(sandbox.host_pid, timeout_s)
 
     def forget(self, sandbox: SandboxRef) -> None:
-        # Its pid may be reused by a later sandbox, which no lock of ours holds.
-        self.locked.discard(sandbox.host_pid)
+        self.lock.forget(sandbox.host_pid)
 
     def completion(self) -> CompletionWitness:
-        if self.lock_unavailable is None:
-            return CompletionWitness(
-                "driver_lock",
-                "the window closes after the driver confirmed that all the GPU work the "
-                "sandbox submitted had finished",
-            )
-        return CompletionWitness(
-            "harness_sync",
-            "the driver's process lock is not available here "
-            f"({self.lock_unavailable}); the window closes on the harness's own device "
-            "synchronise, which a submission could patch",
-        )
+        return cuda_lock.completion_witness()
 
     def read_output(
         self, described: dict[str, Any], sandbox: SandboxRef, cap_bytes: int
@@ -382,7 +362,12 @@ class CudaDevice:
             memory = "not watched: nvidia-ml-py is not installed"
         else:
             memory = f"not watched: {self._watch.available()}"
-        return {"gpu_completion": self.completion().note, "gpu_memory": memory}
+        witness = self.completion()
+        return {
+            "gpu_completion": witness.note,
+            "gpu_completion_witness": witness.kind,
+            "gpu_memory": memory,
+        }
 
     def close(self) -> None:
         self.flush_buffer = torch.empty(0, dtype=torch.int32)
@@ -398,10 +383,12 @@ def capabilities(index: int = 0) -> dict[str, str]:
     except cuda_memory.CudaMemoryError as exc:
         return {"driver": str(exc)}
     version = ctypes.c_int()
-    if lib.cuDriverGetVersion(ctypes.byref(version)) == 0:
+    if lib.cuDriverGetVersion(ctypes.pointer(version)) == 0:
         found["driver"] = f"CUDA driver API {version.value // 1000}.{version.value % 1000 // 10}"
     found["process_lock"] = (
-        "offered (cuCheckpointProcessLock): windows close on finished GPU work"
+        f"offered, but not used: {cuda_lock.LOCK_PROBE.switched_off()}"
+        if cuda_lock.LOCK_PROBE.switched_off() and hasattr(lib, "cuCheckpointProcessLock")
+        else "offered (cuCheckpointProcessLock): windows close on finished GPU work"
         if hasattr(lib, "cuCheckpointProcessLock")
         else "missing (driver older than 570): windows close on the harness's synchronise"
     )

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import os
+import stat
 from pathlib import Path
 
 logger = logging.getLogger(__name__)
@@ -80,3 +81,26 @@ def device_nodes(
         if name in shared
         or (name.startswith("nvidia") and name[6:].isdigit() and (own is None or name in own))
     ]
+
+
+def unreachable(names: list[str], dev: Path = Path("/dev")) -> str | None:
+    """Why the sandbox's uid cannot open some of these nodes, or None. The sandbox runs as a
+    uid of its own with no groups (setpriv --clear-groups), so a node it must open has to be
+    readable and writable by others: mode 0666, the driver's default (NVreg_DeviceFileMode).
+    A node of 0660 for the video group works for a worker in that group and fails in the
+    sandbox with CUDA's unhelpful "no CUDA-capable device is detected"."""
+    closed = []
+    for name in names:
+        try:
+            mode = (dev / name).stat().st_mode
+        except OSError:
+            continue  # gone since the listing: the driver reloaded; CUDA will say so
+        if mode & (stat.S_IROTH | stat.S_IWOTH) != stat.S_IROTH | stat.S_IWOTH:
+            closed.append(f"/dev/{name} is mode {stat.S_IMODE(mode):04o}")
+    if not closed:
+        return None
+    return (
+        "the sandbox's uid has no groups, so it needs the NVIDIA device nodes readable and "
+        f"writable by all (mode 0666), but {', '.join(closed)}. Load the driver with "
+        "NVreg_DeviceFileMode=0666 (the default), or run `chmod 0666 /dev/nvidia*` as root"
+    )

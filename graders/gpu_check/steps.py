@@ -771,9 +771,21 @@ def warm(ctx: StepContext) -> None:
     )
 
 
+# ---------------------------------------------------------------------------- the probe
+
+
+def probe_step(ctx: StepContext) -> None:
+    """The hardware's questions (graders/gpu_check/hardware_probe.py), imported here so the
+    probe's module can import this one's context type without a cycle."""
+    from graders.gpu_check import hardware_probe
+
+    hardware_probe.probe(ctx)
+
+
 # ---------------------------------------------------------------------------- the list
 
 STEPS: tuple[Step, ...] = (
+    Step("probe", "the hardware's questions (GPU)", probe_step, 150, 30),
     Step("calibration", "peaks(device, refresh=True) against the datasheet", calibration, 60, 40),
     Step("samples", "every exercise's reference, naive and samples", samples, 150, 90),
     Step("reference", "vector-add reference: bandwidth fraction, memory", reference, 60, 45),

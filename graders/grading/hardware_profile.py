@@ -36,7 +36,7 @@ _PATIENCE = 6.0  # ncu makes a process's start and its first kernels several tim
 
 def measure(bench: warm.Bench, text: str) -> HardwareBytes:
     """``text``'s DRAM bytes for one call of the timed size, against the exercise's ideal."""
-    reason = hardware_bytes.ncu_unavailable_reason()
+    reason = hardware_bytes.ncu_unavailable_reason(slot=bench.slot)
     if reason is not None:
         return hardware_bytes.not_measured(reason)
     uid = sandbox.slot_uid(bench.slot) if sandbox.mode() == "root" else None

@@ -38,8 +38,27 @@ ALIGN = 512  # every block the pool hands out starts on this boundary (torch's o
 _lib: ctypes.CDLL | None = None
 
 
+# CUresult codes the engine tells apart (cuda.h).
+SUCCESS = 0
+ERROR_OUT_OF_MEMORY = 2
+ERROR_NOT_PERMITTED = 800
+ERROR_NOT_SUPPORTED = 801
+ERROR_TIMEOUT = 909
+# CUprocessState (cuCheckpointProcessGetState).
+PROCESS_RUNNING, PROCESS_LOCKED, PROCESS_CHECKPOINTED, PROCESS_FAILED = 0, 1, 2, 3
+
+
 class CudaMemoryError(Exception):
-    """The driver refused a call; the text names the call and the driver's error."""
+    """The driver refused a call; the text names the call and the driver's error, ``code``
+    its CUresult (None: no driver, or no such entry point)."""
+
+    def __init__(self, message: str, code: int | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+
+    @property
+    def timed_out(self) -> bool:
+        return self.code == ERROR_TIMEOUT
 
 
 class _Location(ctypes.Structure):
@@ -81,7 +100,15 @@ class _UnlockArgs(ctypes.Structure):  # CUcheckpointUnlockArgs
     _fields_ = [("reserved", ctypes.c_uint64 * 8)]
 
 
-def driver() -> ctypes.CDLL:
+def use_driver(lib: Any) -> None:
+    """Use ``lib`` as the CUDA driver from now on (None: load libcuda.so.1 again when next
+    needed). The tests give a double of the driver (tests/graders/cuda_double.py), so the
+    logic above the driver runs on a machine without one."""
+    global _lib
+    _lib = lib
+
+
+def driver() -> Any:
     global _lib
     if _lib is None:
         try:
@@ -101,9 +128,9 @@ def _call(name: str, *args: Any) -> None:
     if code != 0:
         text = ctypes.c_char_p()
         named = getattr(lib, "cuGetErrorName", None)
-        if named is not None and named(code, ctypes.byref(text)) == 0 and text.value:
-            raise CudaMemoryError(f"{name} failed: {text.value.decode()} ({code})")
-        raise CudaMemoryError(f"{name} failed with CUDA error {code}")
+        if named is not None and named(code, ctypes.pointer(text)) == 0 and text.value:
+            raise CudaMemoryError(f"{name} failed: {text.value.decode()} ({code})", code)
+        raise CudaMemoryError(f"{name} failed with CUDA error {code}", code)
 
 
 def make_current(device_index: int) -> None:
@@ -111,8 +138,8 @@ def make_current(device_index: int) -> None:
     without torch: the harness maps its memory before torch initialises CUDA."""
     _call("cuInit", 0)
     device, context = ctypes.c_int(), ctypes.c_void_p()
-    _call("cuDeviceGet", ctypes.byref(device), device_index)
-    _call("cuDevicePrimaryCtxRetain", ctypes.byref(context), device)
+    _call("cuDeviceGet", ctypes.pointer(device), device_index)
+    _call("cuDevicePrimaryCtxRetain", ctypes.pointer(context), device)
     _call("cuCtxSetCurrent", context)
 
 
@@ -126,17 +153,19 @@ def _prop(device_index: int) -> _Prop:
 def granularity(device_index: int) -> int:
     value = ctypes.c_size_t()
     prop = _prop(device_index)
-    _call("cuMemGetAllocationGranularity", ctypes.byref(value), ctypes.byref(prop), _RECOMMENDED)
+    _call(
+        "cuMemGetAllocationGranularity", ctypes.pointer(value), ctypes.pointer(prop), _RECOMMENDED
+    )
     return int(value.value)
 
 
 def _map(handle: int, size: int, device_index: int) -> int:
     pointer = ctypes.c_uint64()
-    _call("cuMemAddressReserve", ctypes.byref(pointer), ctypes.c_size_t(size), 0, 0, 0)
+    _call("cuMemAddressReserve", ctypes.pointer(pointer), ctypes.c_size_t(size), 0, 0, 0)
     try:
         _call("cuMemMap", pointer, ctypes.c_size_t(size), 0, ctypes.c_uint64(handle), 0)
         access = _AccessDesc(_Location(_ON_DEVICE, device_index), _READ_WRITE)
-        _call("cuMemSetAccess", pointer, ctypes.c_size_t(size), ctypes.byref(access), 1)
+        _call("cuMemSetAccess", pointer, ctypes.c_size_t(size), ctypes.pointer(access), 1)
     except CudaMemoryError:
         with contextlib.suppress(CudaMemoryError):
             _call("cuMemAddressFree", pointer, ctypes.c_size_t(size))
@@ -158,11 +187,11 @@ class SharedMemory:
         size = max((nbytes + step - 1) // step * step, step)
         handle = ctypes.c_uint64()
         prop = _prop(device_index)
-        _call("cuMemCreate", ctypes.byref(handle), ctypes.c_size_t(size), ctypes.byref(prop), 0)
+        _call("cuMemCreate", ctypes.pointer(handle), ctypes.c_size_t(size), ctypes.pointer(prop), 0)
         try:
             pointer = _map(int(handle.value), size, device_index)
             fd = ctypes.c_int(-1)
-            _call("cuMemExportToShareableHandle", ctypes.byref(fd), handle, _POSIX_FD, 0)
+            _call("cuMemExportToShareableHandle", ctypes.pointer(fd), handle, _POSIX_FD, 0)
         except CudaMemoryError:
             with contextlib.suppress(CudaMemoryError):
                 _call("cuMemRelease", handle)
@@ -175,7 +204,7 @@ class SharedMemory:
         handle = ctypes.c_uint64()
         _call(
             "cuMemImportFromShareableHandle",
-            ctypes.byref(handle),
+            ctypes.pointer(handle),
             ctypes.c_void_p(fd),
             _POSIX_FD,
         )
@@ -195,6 +224,19 @@ class SharedMemory:
             with contextlib.suppress(OSError):
                 os.close(self.fd)
             self.fd = None
+
+
+def fill_u32(pointer: int, value: int, count: int) -> None:
+    """Set ``count`` 32-bit words at ``pointer`` to ``value`` and wait for it (no torch)."""
+    _call("cuMemsetD32", ctypes.c_uint64(pointer), ctypes.c_uint(value), ctypes.c_size_t(count))
+    _call("cuCtxSynchronize")
+
+
+def read_u32(pointer: int) -> int:
+    """The 32-bit word at ``pointer`` (no torch)."""
+    word = ctypes.c_uint32()
+    _call("cuMemcpyDtoH", ctypes.pointer(word), ctypes.c_uint64(pointer), ctypes.c_size_t(4))
+    return int(word.value)
 
 
 class _Bytes:
@@ -219,12 +261,23 @@ def byte_tensor(pointer: int, nbytes: int, device_index: int) -> Any:
     return torch.as_tensor(_Bytes(pointer, nbytes), device=f"cuda:{device_index}")
 
 
+GIB = 1 << 30
+
+
+class OutOfMemoryError(MemoryError):
+    """The sandbox's pool could not meet a request: its device memory limit."""
+
+
 class Pool:
     """First-fit blocks of one mapped span, for torch's allocator in the sandbox.
 
     Simple on purpose: a call allocates a handful of tensors, and the pool's size is the
     sandbox's whole device memory limit, so a request it cannot meet is an honest
-    out-of-memory error for the submission.
+    out-of-memory error for the submission. torch's pluggable allocator does not check the
+    pointer it gets (a null one becomes a tensor at address 0, whose kernel then faults), and
+    an exception cannot cross the C callback, so a request the pool refuses is remembered
+    (:attr:`refused`) and :meth:`check` raises it as the submission's out-of-memory error once
+    the call is back in Python.
     """
 
     def __init__(self, base: int, size: int) -> None:
@@ -232,6 +285,11 @@ class Pool:
         self.free: list[tuple[int, int]] = [(base, size)]  # (start, length), sorted
         self.used: dict[int, int] = {}
         self.lock = threading.Lock()
+        self.refused: OutOfMemoryError | None = None  # the first request it could not meet
+
+    def in_use(self) -> int:
+        with self.lock:
+            return sum(self.used.values())
 
     def allocate(self, nbytes: int) -> int:
         length = max((nbytes + ALIGN - 1) // ALIGN * ALIGN, ALIGN)
@@ -244,7 +302,32 @@ class Pool:
                         self.free[index] = (start + length, room - length)
                     self.used[start] = length
                     return start
-        return 0  # torch reports an out-of-memory error for a null pointer
+            if self.refused is None:
+                self.refused = OutOfMemoryError(
+                    self.message(sum(self.used.values()), length, max(self.free, default=None))
+                )
+        return 0
+
+    def message(self, in_use: int, wanted: int, largest: tuple[int, int] | None) -> str:
+        """What the student reads: how much of the limit the code held when it asked."""
+        room = largest[1] if largest else 0
+        scattered = (
+            f" ({_gib(self.size - in_use)} GiB is free, but in pieces of at most {_gib(room)} GiB)"
+            if self.size - in_use >= wanted
+            else ""
+        )
+        return (
+            f"CUDA out of memory: your code used {_gib(in_use)} of the {_gib(self.size)} GiB "
+            f"GPU memory limit and asked for {_gib(wanted)} GiB more{scattered}. Free tensors "
+            "you no longer need (del them, or write into an existing tensor with out=), or "
+            "work on the data in smaller pieces."
+        )
+
+    def check(self) -> None:
+        """Raise the refusal, if a request was refused since the last check."""
+        refused, self.refused = self.refused, None
+        if refused is not None:
+            raise refused
 
     def release(self, pointer: int) -> None:
         with self.lock:
@@ -262,9 +345,14 @@ class Pool:
             self.free = merged
 
 
+def _gib(nbytes: int) -> str:
+    return f"{nbytes / GIB:.2f}"
+
+
 _ALLOC = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_void_p)
 _FREE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_void_p)
 _installed: list[Any] = []  # the callbacks must outlive every tensor: kept for good
+_pool: Pool | None = None
 
 
 def install_torch_allocator(pool: Pool) -> None:
@@ -272,6 +360,7 @@ def install_torch_allocator(pool: Pool) -> None:
     before torch initialises CUDA (torch refuses to swap an allocator in use)."""
     import torch
 
+    # A refusal returns null (torch does not check it); Pool.check raises it afterwards.
     alloc = _ALLOC(lambda size, device, stream: pool.allocate(int(size)) or None)
     free = _FREE(lambda pointer, size, device, stream: pool.release(int(pointer or 0)))
     alloc_address = ctypes.cast(alloc, ctypes.c_void_p).value
@@ -281,15 +370,40 @@ def install_torch_allocator(pool: Pool) -> None:
     allocator = torch._C._cuda_customAllocator(alloc_address, free_address)
     torch._C._cuda_changeCurrentAllocator(allocator)
     _installed.extend((alloc, free, allocator, pool))
+    register_pool(pool)
+
+
+def register_pool(pool: Pool | None) -> None:
+    """``pool`` is this process's device memory from now on (:func:`installed_pool`)."""
+    global _pool
+    _pool = pool
+
+
+def installed_pool() -> Pool | None:
+    """The pool torch allocates from in this process (None before install_torch_allocator)."""
+    return _pool
 
 
 def lock_process(pid: int, timeout_ms: int) -> None:
     """Block ``pid``'s CUDA calls and wait for all the work it has already submitted to the
     GPU to finish (the driver's checkpoint lock, CUDA 12.8+ drivers). Raises
-    CudaMemoryError where the driver cannot (older driver, a runtime without it, a timeout)."""
+    CudaMemoryError where the driver cannot: an older driver (no entry point),
+    CUDA_ERROR_NOT_SUPPORTED / NOT_PERMITTED (a runtime or a process it refuses), or
+    CUDA_ERROR_TIMEOUT, after which the driver documents the process as left RUNNING."""
     args = _LockArgs(timeoutMs=max(int(timeout_ms), 1))
-    _call("cuCheckpointProcessLock", pid, ctypes.byref(args))
+    _call("cuCheckpointProcessLock", pid, ctypes.pointer(args))
 
 
 def unlock_process(pid: int) -> None:
-    _call("cuCheckpointProcessUnlock", pid, ctypes.byref(_UnlockArgs()))
+    _call("cuCheckpointProcessUnlock", pid, ctypes.pointer(_UnlockArgs()))
+
+
+def process_state(pid: int) -> int | None:
+    """The driver's checkpoint state of ``pid`` (PROCESS_RUNNING, ...), None where it cannot
+    tell (an older driver, a process it does not know)."""
+    state = ctypes.c_int(-1)
+    try:
+        _call("cuCheckpointProcessGetState", pid, ctypes.pointer(state))
+    except CudaMemoryError:
+        return None
+    return int(state.value)

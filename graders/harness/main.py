@@ -150,7 +150,7 @@ def _map_device_memory(job: dict[str, Any]) -> tuple[Any, Any]:
     return inputs, pool
 
 
-def _describe_exception(exc: BaseException, submission: str) -> dict[str, Any]:
+def describe_exception(exc: BaseException, submission: str) -> dict[str, Any]:
     """Type, message and the deepest line of the submission on the stack."""
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == submission]
     last = frames[-1] if frames else None
@@ -179,7 +179,7 @@ def _load(channel: Channel, path: str, entry: str) -> Callable[..., Any] | None:
         channel.send("exited", phase="import", code=str(exc.code))
         return None
     except BaseException as exc:
-        channel.send("raised", phase="import", **_describe_exception(exc, path))
+        channel.send("raised", phase="import", **describe_exception(exc, path))
         return None
     function = getattr(module, entry, None)
     if function is None:
@@ -224,7 +224,28 @@ def _call(
     timer.start()
     for tensors in sets:
         outputs.append(function(*tensors))
-    return outputs, timer.stop()
+    elapsed = timer.stop()
+    check_pool()  # a refused allocation is an error even if nothing faulted on it
+    return outputs, elapsed
+
+
+def check_pool() -> None:
+    """CUDA: raise the out-of-memory error of an allocation the pool refused (torch got a null
+    pointer, which it does not check). Nothing to do on the CPU, or before the pool exists."""
+    module = sys.modules.get(f"{__package__}.cuda_memory")
+    pool = module.installed_pool() if module is not None else None
+    if pool is not None:
+        pool.check()
+
+
+def own_error(exc: BaseException) -> BaseException:
+    """What a call that raised really ran into: a refused allocation first (the kernel then
+    faulted at address 0, which says nothing useful to the student), else ``exc``."""
+    try:
+        check_pool()
+    except MemoryError as refused:
+        return refused
+    return exc
 
 
 def _leave() -> None:
@@ -328,7 +349,8 @@ def main(job_path: str) -> None:
             channel.send("exited", phase="call", code=str(exc.code))
             return
         except BaseException as exc:
-            channel.send("raised", phase="call", **_describe_exception(exc, submission))
+            own = own_error(exc)
+            channel.send("raised", phase="call", **describe_exception(own, submission))
             return
 
 

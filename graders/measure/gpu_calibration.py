@@ -18,6 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from graders.devices import cuda_lock
 from graders.grading import runners, warm
 from graders.grading.phases import Outcome
 from graders.spec.exercise import ExerciseSpec, load_exercise
@@ -72,6 +73,8 @@ def measure(slot: int, name: str, device: str = "cuda") -> dict[str, Any]:
         key = "flops_per_s" if kind == "fp32" else f"flops_per_s_{kind}"
         figures[key] = float(spec.cost_flops(sizes)) / seconds
     m = int(load_exercise(CALIBRATION_ROOT / MATMULS["fp32"]).sizes[device].timed["m"])
+    # The empty window holds the settle: its cost depends on which witness closed it.
+    closed_by = cuda_lock.completion_witness().kind if device == "cuda" else "synchronous"
     return {
         **figures,
         "device_name": name,
@@ -79,6 +82,7 @@ def measure(slot: int, name: str, device: str = "cuda") -> dict[str, Any]:
         "method": (
             f"graded through the sandbox like a submission: device copy of {n * 4 >> 20} MiB "
             f"({sets} per window), fp32/TF32/bf16 matmul {m}x{m}; outside clock less an "
-            f"empty window of {window_s * 1e6:.0f} us, L2 flushed before each window"
+            f"empty window of {window_s * 1e6:.0f} us ({closed_by}), L2 flushed before each "
+            "window"
         ),
     }

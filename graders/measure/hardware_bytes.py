@@ -28,18 +28,16 @@ from __future__ import annotations
 
 import csv
 import functools
-import os
 import re
-import shutil
-import subprocess
 import sys
-import tempfile
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from graders.errors import GraderError
 from graders.report.types import HardwareBytes
+from graders.sandbox import cuda_tools, launch
 
 READ_METRIC = "dram__bytes_read.sum"
 WRITE_METRIC = "dram__bytes_write.sum"
@@ -52,6 +50,8 @@ EXCESS_RATIO = 1.3
 SHORT_RATIO = 0.9
 
 PROBE_TIMEOUT_S = 120.0
+# sh -c: run "$@" (ncu and its target), then print the log file named by $1, keep its status.
+_THEN_PRINT_LOG = 'log="$1"; shift; "$@"; code=$?; cat "$log" 2>/dev/null; exit $code'
 _PROBE_SCRIPT = (
     "import torch\nx = torch.ones(1 << 20, device='cuda')\ny = x * 2\ntorch.cuda.synchronize()\n"
 )
@@ -110,15 +110,10 @@ class KernelBytes:
 
 
 def ncu_path() -> str | None:
-    """The ``ncu`` to run: ``$GRADERS_NCU``, else ``ncu`` on PATH, else CUDA's usual place."""
-    configured = os.environ.get("GRADERS_NCU")
-    if configured:
-        return configured if os.access(configured, os.X_OK) else None
-    found = shutil.which("ncu")
-    if found:
-        return found
-    usual = "/usr/local/cuda/bin/ncu"
-    return usual if os.access(usual, os.X_OK) else None
+    """The ``ncu`` to run: ``$GRADERS_NCU``, else ``ncu`` on PATH, else the CUDA toolkit's,
+    else the newest under /opt/nvidia/nsight-compute (graders/sandbox/cuda_tools.py, which
+    also makes its folder visible inside a CUDA sandbox)."""
+    return cuda_tools.ncu_path()
 
 
 def ncu_command(
@@ -161,48 +156,47 @@ _cached: dict[str, str | None] = {}
 _cache_lock = threading.Lock()
 
 
-def ncu_unavailable_reason(*, refresh: bool = False) -> str | None:
+def ncu_unavailable_reason(*, refresh: bool = False, slot: int = 0) -> str | None:
     """None where ncu can count a kernel's DRAM bytes on this machine; else why not.
 
-    Checked once per process (``refresh`` checks again): ncu on PATH, ``ncu --version``, then
-    a tiny profiling run of one torch kernel whose CSV must carry its DRAM bytes. Typical
-    reasons: no ncu; counters restricted to administrators (ERR_NVGPUCTRPERM); profiling not
-    supported (gVisor, some virtual GPUs).
+    Asked once per process (``refresh`` asks again), inside a CUDA sandbox of ``slot``, as
+    the sandbox's user, because that is where a grading runs it (the sandbox's /opt is empty
+    but for the folders bound into it, its uid has no groups): ``ncu --version``, then a tiny
+    profiling run of one torch kernel whose CSV must carry its DRAM bytes. Typical reasons:
+    no ncu; ncu not visible or not runnable in the sandbox; counters restricted to
+    administrators (ERR_NVGPUCTRPERM); profiling not supported (gVisor, some virtual GPUs).
     """
     with _cache_lock:
         if refresh or "reason" not in _cached:
-            _cached["reason"] = _probe()
+            _cached["reason"] = _probe(slot)
         return _cached["reason"]
 
 
-def _probe() -> str | None:
+def _probe(slot: int) -> str | None:
     ncu = ncu_path()
     if ncu is None:
         return "Nsight Compute (ncu) is not installed on this machine"
     try:
-        version = subprocess.run(
-            [ncu, "--version"], capture_output=True, text=True, timeout=30, check=False
-        )
-    except (OSError, subprocess.SubprocessError) as exc:
-        return f"Nsight Compute (ncu) does not run: {exc}"
+        version = launch.run_once([ncu, "--version"], device="cuda", slot=slot, timeout_s=30)
+    except GraderError as exc:
+        return f"ncu could not be asked inside the sandbox: {exc}"
+    if version.returncode is None:
+        return "`ncu --version` took over 30 s inside the sandbox"
     if version.returncode != 0:
-        return f"`ncu --version` failed: {_first_line(version.stderr or version.stdout)}"
-    with tempfile.TemporaryDirectory(prefix="ncu-probe-") as folder:
-        csv_path = Path(folder) / "probe.csv"
-        try:
-            run = subprocess.run(
-                [*ncu_command(csv_path, ncu=ncu), sys.executable, "-c", _PROBE_SCRIPT],
-                capture_output=True,
-                text=True,
-                timeout=PROBE_TIMEOUT_S,
-                check=False,
-            )
-        except subprocess.TimeoutExpired:
-            return f"a profiling probe with ncu took over {PROBE_TIMEOUT_S:.0f} s"
-        except OSError as exc:
-            return f"a profiling probe with ncu could not start: {exc}"
-        log = csv_path.read_text(errors="replace") if csv_path.exists() else ""
-        return probe_failure(log + "\n" + run.stdout + "\n" + run.stderr, run.returncode)
+        said = _first_line(version.stderr or version.stdout)
+        return f"`ncu --version` failed inside the sandbox ({ncu}): {said}"
+    # ncu's log in the sandbox's HOME, then printed: its output is all that comes back out
+    # (the sandbox's uid may not reopen its own stdout through /proc once setpriv ran).
+    log = f"{launch.SCRATCH_MOUNT}/home/ncu-probe.csv"
+    profiled = [*ncu_command(Path(log), ncu=ncu), sys.executable, "-c", _PROBE_SCRIPT]
+    command = ["/bin/sh", "-c", _THEN_PRINT_LOG, "sh", log, *profiled]
+    try:
+        run = launch.run_once(command, device="cuda", slot=slot, timeout_s=PROBE_TIMEOUT_S)
+    except GraderError as exc:
+        return f"a profiling probe with ncu could not start in the sandbox: {exc}"
+    if run.returncode is None:
+        return f"a profiling probe with ncu took over {PROBE_TIMEOUT_S:.0f} s"
+    return probe_failure(run.stdout + "\n" + run.stderr, run.returncode)
 
 
 def probe_failure(output: str, returncode: int) -> str | None:

@@ -46,7 +46,8 @@ from typing import Literal
 
 from graders.devices import gpu_nodes
 from graders.errors import GraderError
-from graders.sandbox import containment, forking_thread, seccomp_filter
+from graders.locations import HARNESS_PARENT
+from graders.sandbox import containment, cuda_tools, forking_thread, seccomp_filter
 
 SCRATCH_MOUNT = "/scratch"
 GRADER_MOUNT = "/opt/grader"
@@ -292,8 +293,14 @@ def _bwrap_args(
     ]  # fmt: skip
     if device == "cuda":
         # Only this worker's GPU: another's node would let a submission disturb its timing.
-        for name in gpu_nodes.device_nodes(visible_gpus, os.environ.get("CUDA_DEVICE_ORDER")):
+        nodes = gpu_nodes.device_nodes(visible_gpus, os.environ.get("CUDA_DEVICE_ORDER"))
+        closed = gpu_nodes.unreachable(nodes) if mode() == "root" else None
+        if closed:  # as root the sandbox drops to a uid without groups (setpriv)
+            raise GraderError(f"CUDA cannot run in the sandbox here: {closed}.")
+        for name in nodes:
             args += ["--dev-bind", f"/dev/{name}", f"/dev/{name}"]
+        # nvcc and ncu where the sandbox would not see them (ncu lives under /opt).
+        args += cuda_tools.bind_args(cuda_tools.cuda_home(), cuda_tools.ncu_path())
         args += ["--ro-bind-try", "/proc/driver/nvidia", "/proc/driver/nvidia"]
         args += ["--ro-bind-try", "/sys", "/sys"]  # NUMA/PCI topology lookups by the driver
     if mode() == "user":
@@ -337,6 +344,13 @@ def sandbox_env(scratch_inside: str, device: str, extra: dict[str, str] | None =
         for key in ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "LD_LIBRARY_PATH"):
             if key in os.environ:
                 env[key] = os.environ[key]
+        # A CUDA C++ build (torch.utils.cpp_extension) finds nvcc through CUDA_HOME, then
+        # PATH: both point at the toolkit the sandbox sees (bound by _bwrap_args).
+        toolkit, ncu = cuda_tools.cuda_home(), cuda_tools.ncu_path()
+        if toolkit:
+            env["CUDA_HOME"] = toolkit
+        own, rest = env["PATH"].split(":", 1)
+        env["PATH"] = ":".join([own, *cuda_tools.path_entries(toolkit, ncu), rest])
     env.update(extra or {})
     return env
 
@@ -545,3 +559,44 @@ def _start_contained(
         process.close()
         raise
     return process
+
+
+@dataclass(frozen=True)
+class Finished:
+    """A short command run once in a sandbox: its exit status (None: killed at its timeout)
+    and the start of its output."""
+
+    returncode: int | None
+    stdout: str
+    stderr: str
+
+
+def run_once(
+    command: Sequence[str],
+    *,
+    device: str,
+    slot: int,
+    timeout_s: float,
+    memory_mb: int = 4096,
+    extra_env: dict[str, str] | None = None,
+) -> Finished:
+    """Run ``command`` in a fresh sandbox of ``slot`` exactly as a grading's would be (same
+    mounts, environment, uid and limits), for a question only the sandbox's view answers:
+    which ``ncu`` or ``nvcc`` it finds, whether a tool runs there."""
+    uid = slot_uid(slot) if mode() == "root" else None
+    with Scratch(uid) as scratch:
+        where = layout(scratch.root, HARNESS_PARENT)
+        process = start(
+            command,
+            scratch=scratch.root,
+            grader_root=HARNESS_PARENT,
+            device=device,
+            slot=slot,
+            limits=SandboxLimits(cpu_s=int(timeout_s) + 10, memory_mb=memory_mb),
+            env=sandbox_env(where.scratch, device, extra_env),
+        )
+        try:
+            code = process.wait(timeout_s)
+        finally:
+            process.close()
+        return Finished(code, process.stdout.text(), process.stderr.text())

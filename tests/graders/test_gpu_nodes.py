@@ -63,3 +63,18 @@ def test_only_the_own_node_and_the_shared_ones_are_bound(tmp_path: Path) -> None
         "nvidia2",
         "nvidiactl",
     ]
+
+
+def test_nodes_the_sandbox_uid_cannot_open_are_named(tmp_path: Path) -> None:
+    """The sandbox's uid has no groups: a node of 0660 (the video group's) is closed to it."""
+    dev = tmp_path / "dev"
+    dev.mkdir()
+    for name, mode in (("nvidiactl", 0o666), ("nvidia0", 0o660), ("nvidia-uvm", 0o666)):
+        (dev / name).touch()
+        (dev / name).chmod(mode)
+    assert gpu_nodes.unreachable(["nvidiactl", "nvidia-uvm"], dev) is None
+    said = gpu_nodes.unreachable(["nvidiactl", "nvidia0", "nvidia-uvm"], dev)
+    assert said is not None
+    assert "/dev/nvidia0 is mode 0660" in said and "nvidiactl" not in said
+    assert "NVreg_DeviceFileMode=0666" in said and "chmod 0666" in said
+    assert gpu_nodes.unreachable(["nvidia7"], dev) is None  # gone since the listing
