@@ -106,6 +106,9 @@ class Run:
     # across gradings needs no warm-up rounds for it again (TimedPhase.companion_call).
     warmed_for: str | None = None
     baseline_ns: int = 0  # the median window of an empty call, measured before import
+    # Its interquartile range: the median is subtracted from every window, so what is left of
+    # the fixed cost in a figure is this spread, not the cost itself (gpu-check judges it).
+    baseline_spread_ns: int = 0
     median_call_s: float | None = None  # the timed phase's figure, once it has one
     cpu_mark: int = 0  # the sandbox's CPU time when it was last frozen
     # What the trusted side did, in order ("fill", "place", "flush", "thaw", "go", "done",
@@ -632,6 +635,8 @@ class Grader:
             if index >= _BASELINE_WARMUP:
                 windows.append(timing.window_ns)
         run.baseline_ns = int(statistics.median(windows))
+        low, _, high = statistics.quantiles(windows, n=4)
+        run.baseline_spread_ns = max(0, int(high - low))
 
     def check(self, run: Run) -> None:
         began = time.monotonic()
@@ -1063,6 +1068,7 @@ class TimedPhase:
             companions_reused=reused or None,
             calls_per_window=self.grader.arena.sets,
             empty_window_s=run.baseline_ns / 1e9,
+            empty_window_spread_s=run.baseline_spread_ns / 1e9,
             load=signals,
         )
 

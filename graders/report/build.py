@@ -48,6 +48,7 @@ class TimedFigures:
     companions_reused: dict[str, float] | None = None  # name -> age of the reused median (s)
     calls_per_window: int = 1
     empty_window_s: float | None = None
+    empty_window_spread_s: float | None = None
     load: LoadSignals = field(default_factory=LoadSignals)  # what it saw of a busy machine
 
     def measure(self, name: str) -> float | None:
@@ -128,6 +129,8 @@ class ReportBuilder:
         perf["calls_per_window"] = timed.calls_per_window
         if timed.empty_window_s is not None:
             perf["empty_window_s"] = timed.empty_window_s
+        if timed.empty_window_spread_s is not None:
+            perf["empty_window_spread_s"] = timed.empty_window_spread_s
         self.flags = list(flags)
         if roofline.implausible(perf["fraction_of_roofline"]) and "implausible_speed" not in flags:
             self.flags.append("implausible_speed")

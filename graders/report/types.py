@@ -74,9 +74,11 @@ class Performance(Figures):
     companions_reused: NotRequired[dict[str, float]]
     # How each timed window was made (absent in reports from before devices had a say): the
     # calls it held, each on inputs of its own (several on a GPU, for short kernels), and the
-    # empty window subtracted from it, measured before the submission was imported.
+    # empty window subtracted from it, measured before the submission was imported, and the
+    # interquartile range of those empty windows: what of the fixed cost a figure still holds.
     calls_per_window: NotRequired[Annotated[int, Minimum(1)]]
     empty_window_s: NotRequired[NonNegative]
+    empty_window_spread_s: NotRequired[NonNegative]
     # Added when the score is computed (a correct verdict only).
     points: NotRequired[NonNegative]
     measure: NotRequired[str | None]
