@@ -6,15 +6,16 @@ ninja and nvcc for a C++ extension, ptxas for Triton on a GPU) adds the time it 
 ``compile_s`` in all: the deadline is ``setup_s + min(compile time, compile_s - setup_s)``
 after the import began (issue 38, class 5).
 
-The compile time is read from outside, never from what the sandbox says: every
-``_POLL_S`` while the sandbox runs, its tasks are listed and each one's executable (the file
-``/proc/<tid>/exe`` names, which a process cannot rename) and state are read; the time since
-the last look is compile time when a compiler's task was running or waiting for the core.
-So a word in the file (a dead ``torch.compile``) buys nothing, nor does a compiler kept idle
-(waiting on its input, it sleeps), and what a compiler's run buys is that run's own time.
-Compiler work done inside the Python process itself (Inductor's lowering, Triton's LLVM
-passes on a GPU) cannot be told apart from the submission's own from outside, and counts
-against ``setup_s``: a few seconds for the course's compiled samples.
+The compile time is read from outside: every ``_POLL_S`` while the sandbox runs, its tasks
+are listed with each one's state; the time since the last look is compile time when a task
+that compiles was running or waiting for the core. A task compiles when its executable (the
+file ``/proc/<tid>/exe`` names) is a compiler's, or when the harness named the thread
+``compiling`` while torch.compile's Dynamo and Inductor, or Triton's JIT, run in the Python
+process itself (graders/harness/compile_marks.py). A word in the file (a dead
+``torch.compile``) buys nothing, nor does a compiler kept idle or a marked thread that sleeps:
+a sleeping task is never counted, so what compiling buys is the time it kept a core busy. The
+thread's name is the sandbox's to forge, and so is a compiler's run; either buys busy time up
+to ``compile_s`` in all, outside every timed window, and no point.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ import os
 import re
 import time
 from collections.abc import Callable
+
+from graders.harness.compile_marks import MARK
 
 _POLL_S = 0.1  # how often the tasks are looked at while the import or a check call runs
 # At most this much is credited for one look: a longer gap since the last one was spent
@@ -53,13 +56,17 @@ def compiler_name(executable: str) -> str | None:
 
 
 def _compiling(tid: int) -> bool:
-    """Whether task ``tid`` is a compiler that is running or waiting for the core. A task that
-    is gone, or whose executable cannot be read, is not one."""
+    """Whether task ``tid`` compiles and is running or waiting for the core: a compiler's
+    process, or a thread the harness marked (graders/harness/compile_marks.py). A task that is
+    gone, or whose executable cannot be read, is not one."""
     try:
         with open(f"/proc/{tid}/stat", encoding="utf-8", errors="replace") as handle:
-            state = handle.read().rpartition(")")[2].split()[0]
-        if state not in _BUSY_STATES:
+            stat = handle.read()
+        head, _, tail = stat.rpartition(")")
+        if tail.split()[0] not in _BUSY_STATES:
             return False
+        if head.partition("(")[2] == MARK:
+            return True
         return compiler_name(os.readlink(f"/proc/{tid}/exe")) is not None
     except (OSError, IndexError):
         return False

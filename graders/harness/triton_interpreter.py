@@ -23,12 +23,11 @@ bounded (graders/grading/interpreted.py says what the trusted side believes of t
 
 from __future__ import annotations
 
-import importlib.abc
-import importlib.machinery
-import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from types import ModuleType
 from typing import Any
+
+from . import after_import
 
 # The fields the harness adds to each ``done`` (graders/sandbox/protocol.py).
 _counts = {"triton_launches": 0, "triton_autotuned": 0}
@@ -101,43 +100,6 @@ def _patch(triton: ModuleType) -> None:
     tuner.run = counted_run
 
 
-class _AfterImport(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Finds ``name`` as the other finders would, and runs ``then`` on the module once it has
-    executed; it takes itself off ``sys.meta_path`` as it is first used."""
-
-    def __init__(self, name: str, then: Callable[[ModuleType], None]) -> None:
-        self.name, self.then = name, then
-        self.loader: importlib.abc.Loader | None = None
-
-    def find_spec(
-        self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
-    ) -> importlib.machinery.ModuleSpec | None:
-        if fullname != self.name:
-            return None
-        sys.meta_path.remove(self)
-        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
-        if spec is None or spec.loader is None:
-            return spec
-        self.loader, spec.loader = spec.loader, self
-        return spec
-
-    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
-        assert self.loader is not None
-        return self.loader.create_module(spec)
-
-    def exec_module(self, module: ModuleType) -> None:
-        assert self.loader is not None
-        # The package's own loader again, for whatever reads its files through it.
-        module.__loader__ = self.loader
-        if module.__spec__ is not None:
-            module.__spec__.loader = self.loader
-        self.loader.exec_module(module)
-        self.then(module)
-
-
 def install() -> None:
     """Patch Triton as soon as the submission imports it (see the module docstring)."""
-    if "triton" in sys.modules:
-        _patch(sys.modules["triton"])
-    else:
-        sys.meta_path.insert(0, _AfterImport("triton", _patch))
+    after_import.when_imported("triton", _patch)
