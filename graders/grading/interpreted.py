@@ -14,7 +14,7 @@ have to earn, and forgoes every performance point.
 
 *The exercise's own size is checked.* The checks run at the check sizes, which are public;
 an interpreted submission then makes one more call, untimed, at the timed size, verified in
-full against the reference like a check call, within the timed phase's budget (``timed_s``).
+full against the reference like a check call (its budget: :func:`budget_s`).
 The operator rule applies after it as to any submission (graders/engine.py).
 """
 
@@ -23,7 +23,8 @@ from __future__ import annotations
 import secrets
 import time
 
-from graders.grading.phases import Grader, Run, comparison_fields
+from graders.grading.phases import Grader, Outcome, Run, comparison_fields
+from graders.spec.exercise import ExerciseSpec
 from graders.spec.layouts import input_layout
 
 # Added to the report's notes of a submission whose kernel ran under @triton.autotune.
@@ -47,16 +48,39 @@ def observed_language(claimed: str, device: str, run: Run) -> str:
 
 def check_timed_size(grader: Grader, run: Run) -> None:
     """One untimed call at the exercise's timed size, verified in full; raises the phases'
-    Outcome when it is wrong, raises, or outlasts ``timed_s``."""
+    Outcome when it is wrong, raises, or outlasts :func:`budget_s`."""
     spec = grader.spec
     sizes = spec.sizes[grader.device].timed
     layout = input_layout(spec, sizes)
     where = f"at the exercise's timed size {sizes}"
     seed = secrets.randbits(63)
-    run.deadline = time.monotonic() + spec.limits.timed_s
-    done, _ = grader.call(run, layout, [seed], flush=False, where=where, budget="timed_s")
+    run.deadline = time.monotonic() + budget_s(spec)
+    try:
+        done, _ = grader.call(run, layout, [seed], flush=False, where=where, budget="timed_s")
+    except Outcome as ended:
+        if ended.verdict != "timeout":
+            raise
+        raise Outcome("timeout", _too_slow(spec, sizes)) from None
     result = grader.verify(run, layout, seed, done["outs"][0], where)
     run.correctness["trials"] = int(run.correctness.get("trials", 0)) + 1
     worst = run.correctness.get("max_abs_err")
     if worst is None or (result.max_abs_err or 0) > worst:
         run.correctness.update(comparison_fields(result))
+
+
+def budget_s(spec: ExerciseSpec) -> float:
+    """The timed-size call's budget: the timed phase's and the setup's together. The call
+    stands in for the whole timed phase, and the interpreter runs one program instance after
+    another in NumPy, hundreds of times slower than a GPU: the Triton tutorial's vector add
+    (1024 elements a block) took 2.2 ms a program instance on the 2-core dev box under a load
+    of 5, so about 35 s for vector-add's 16 Mi elements, more than ``timed_s`` alone."""
+    return spec.limits.timed_s + spec.limits.setup_s
+
+
+def _too_slow(spec: ExerciseSpec, sizes: dict[str, int]) -> str:
+    return (
+        f"Your Triton kernel did not finish one call at the exercise's timed size {sizes} "
+        f"within {budget_s(spec):g} s under Triton's interpreter, which runs on a CPU worker "
+        "one program instance after another. Launch fewer, larger program instances (a "
+        "larger BLOCK_SIZE), or look for a loop that never ends, then resubmit."
+    )
