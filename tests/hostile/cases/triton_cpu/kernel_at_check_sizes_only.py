@@ -14,8 +14,8 @@ the timed size and verify it in full: the zeros are wrong there, and the message
 """
 
 import torch
-import triton
-import triton.language as tl
+import triton  # type: ignore[import-untyped]
+import triton.language as tl  # type: ignore[import-untyped]
 
 
 @triton.jit
