@@ -28,7 +28,15 @@ from collections.abc import Callable
 from typing import TypeVar, cast
 
 from graders.errors import GraderError
-from graders.grading import fair_timing, forbidden_ops, hardware_profile, precheck, runners, warm
+from graders.grading import (
+    fair_timing,
+    forbidden_ops,
+    hardware_profile,
+    interpreted,
+    precheck,
+    runners,
+    warm,
+)
 from graders.grading.model_wrapping import wrap_model_submission
 from graders.grading.phases import Outcome, Run, comparison_fields
 from graders.measure import calibrate
@@ -109,7 +117,8 @@ class _Grading:
         )
         if problem:
             return self.builder.finish("rejected", problem, total_s=self._elapsed())
-        self.builder.language = precheck.language(text)  # Triton on a CPU: no points for speed
+        # What its syntax suggests; on a CPU, Triton once a kernel is launched (interpreted.py).
+        self.builder.language = precheck.language(text)
         try:
             peaks = calibrate.peaks(device, slot=self.slot)
         except GraderError:
@@ -136,8 +145,11 @@ class _Grading:
         builder = self.builder
         try:
             runners.deliver(runner.scratch, text)
-            run.compiles = precheck.compiles(text)
             ending = self._run_phases(bench, run)
+            # Triton on a CPU is a kernel launched, not a decorator (grading/interpreted.py).
+            builder.language = interpreted.observed_language(builder.language, self.device, run)
+            if builder.interpreted and run.triton_autotuned:
+                builder.notes.append(interpreted.AUTOTUNE_NOTE)
             verdict, message = self._verdict(run, ending)
             builder.correctness = run.correctness
             builder.timings = run.timings
@@ -183,9 +195,16 @@ class _Grading:
             grader.load(run)
             with bench.hush():
                 grader.check(run)
+            builder.language = interpreted.observed_language(builder.language, self.device, run)
             if builder.interpreted:
                 # Triton's interpreter on a CPU: its timing would say nothing and earn nothing,
-                # and a tutorial-sized block takes seconds a call; the checks are the grade.
+                # and a tutorial-sized block takes seconds a call. One untimed call at the
+                # timed size is checked, then the operator rule, as for any submission.
+                with bench.hush():
+                    interpreted.check_timed_size(grader, run)
+                finding = forbidden_ops.check(grader, run)
+                if finding is not None:
+                    builder.set_forbidden(finding.rules, finding.operators, finding.message())
                 return None
             # Only a submission that passed its checks needs the companions: a cold bench
             # starts them now, a warm one has them running already.

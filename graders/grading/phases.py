@@ -28,6 +28,7 @@ import torch
 from graders.devices.base import Device, InputStage, OutputUnreadable, SettleFailed, Unplaceable
 from graders.errors import GraderError
 from graders.grading import correctness, trusted_code
+from graders.grading.compile_clock import CompileClock
 from graders.measure import companion_times
 from graders.measure import load as machine_load
 from graders.measure import stats as measure
@@ -99,9 +100,13 @@ class Run:
     pool_address: int = 0  # CUDA: where the harness mapped the device memory pool
     device_memory: Any = None  # CUDA: the trusted side's handle on that pool
     dev: Device | None = None  # the device it runs on, told when the sandbox goes
-    # The submission compiles kernels (Triton, CUDA C++): its import and first call may take
-    # the exercise's compile_s rather than setup_s, outside any timed window.
-    compiles: bool = False
+    # The budget of the import and the check calls: setup_s, plus the time a compiler ran in
+    # the sandbox, up to compile_s (graders/grading/compile_clock.py); armed by load().
+    setup_clock: CompileClock | None = None
+    # Triton kernels launched so far, and of those through @triton.autotune, as the harness
+    # counts them under Triton's interpreter (a CPU worker; graders/grading/interpreted.py).
+    triton_launches: int = 0
+    triton_autotuned: int = 0
     # The timed layout (its repr) this sandbox has already been called on: a companion kept
     # across gradings needs no warm-up rounds for it again (TimedPhase.companion_call).
     warmed_for: str | None = None
@@ -211,10 +216,14 @@ class Grader:
     def receive(
         self, run: Run, expect: tuple[str, ...], where: str, budget_name: str
     ) -> dict[str, Any]:
+        clock = run.setup_clock if budget_name == "setup_s" else None
         try:
-            message = run.session.receive(run.deadline)
+            if clock is not None and clock.owns(run.deadline):
+                message = _receive_by(run, clock)
+            else:
+                message = run.session.receive(run.deadline)
         except ChannelTimeout:
-            raise Outcome("timeout", self._ran_out(where, budget_name)) from None
+            raise Outcome("timeout", self._ran_out(where, budget_name, clock)) from None
         except ChannelClosed:
             raise self._died(run, where) from None
         except ChannelCorrupt as exc:
@@ -237,7 +246,7 @@ class Grader:
         verdict, text = _describe_failure(message, where)
         raise Outcome(verdict, text, traceback=message.get("traceback"))
 
-    def _ran_out(self, where: str, budget_name: str) -> str:
+    def _ran_out(self, where: str, budget_name: str, clock: CompileClock | None = None) -> str:
         """The student's message for a budget that ran out, naming which one it was."""
         limit = getattr(self.spec.limits, budget_name)
         if budget_name == "timed_s":
@@ -245,12 +254,17 @@ class Grader:
             hint = "Make each call faster (the timed inputs are the largest)"
         else:
             budget = f"your file's import and the correctness checks together have {limit:g} s"
-            hint = (
-                "Your kernels are compiled in this time too: look for a compile that never "
-                "ends or an infinite loop at import"
-                if budget_name == "compile_s"
-                else "Look for infinite loops, sleeps or very slow Python loops over elements"
-            )
+            hint = "Look for infinite loops, sleeps or very slow Python loops over elements"
+            if clock is not None and clock.extra_s > 0:
+                budget += (
+                    ", plus the time a compiler runs in your sandbox (it ran "
+                    f"{clock.credited_s:.1f} s), up to {clock.compile_s:g} s in all"
+                )
+                if clock.credited_s > 0:
+                    hint = (
+                        "Your kernels were compiled in this time too: look for a compile that "
+                        "never ends or an infinite loop at import"
+                    )
         return (
             f"Your code did not finish {where}: {budget}, and that ran out. {hint}, then resubmit."
         )
@@ -373,6 +387,8 @@ class Grader:
                 raise self._died(run, where) from None
             done = self.receive(run, ("done",), where, budget)
             run.events.append("done")
+            run.triton_launches = done.get("triton_launches", run.triton_launches)
+            run.triton_autotuned = done.get("triton_autotuned", run.triton_autotuned)
             if len(done["outs"]) != len(seeds):
                 raise Outcome(
                     "error",
@@ -605,11 +621,12 @@ class Grader:
         with _region_reachable("before your file was imported"):
             self.arena.scrub(run)
         run.events.append("scrub")
-        budget = _setup_budget(run)
-        run.deadline = loaded_at + getattr(self.spec.limits, budget)
+        limits = self.spec.limits
+        clock = CompileClock(run.containment.pids, loaded_at, limits.setup_s, limits.compile_s)
+        run.setup_clock, run.deadline = clock, clock.look(loaded_at)
         self.thaw(run, "while your file was being imported")
         run.session.send("load")
-        self.receive(run, ("loaded",), "while your file was being imported", budget)
+        self.receive(run, ("loaded",), "while your file was being imported", "setup_s")
         self.pause(run, "after your file was imported")
         run.cpu_mark = run.containment.cpu_ns()
         run.timings["setup_s"] = time.monotonic() - loaded_at
@@ -651,11 +668,10 @@ class Grader:
             trials.append((f"on the check case `{case.name}` (sizes {sizes})", layout))
         # One budget for the import and every check call together (armed by load): a
         # deadline per call would let a submission hold the slot for calls x limit.
-        budget = _setup_budget(run)
         for index, (where, layout) in enumerate(trials):
             seed = secrets.randbits(63)
             run.correctness["trials"] = index + 1
-            done, _ = self.call(run, layout, [seed], flush=False, where=where, budget=budget)
+            done, _ = self.call(run, layout, [seed], flush=False, where=where, budget="setup_s")
             result = self.verify(run, layout, seed, done["outs"][0], where)
             if worst is None or (result.max_abs_err or 0) > (worst.max_abs_err or 0):
                 worst = result
@@ -1129,9 +1145,15 @@ def _prompt_wakeup(sandbox_core: int | None) -> Iterator[None]:
                 undo()
 
 
-def _setup_budget(run: Run) -> str:
-    """The limit that bounds an import or a first call: compiling kernels gets its own."""
-    return "compile_s" if run.compiles else "setup_s"
+def _receive_by(run: Run, clock: CompileClock) -> dict[str, Any]:
+    """The next message, by the deadline ``clock`` moves on while a compiler runs."""
+    while True:
+        now = time.monotonic()
+        run.deadline = clock.look(now)
+        if now >= run.deadline:
+            raise ChannelTimeout()
+        with contextlib.suppress(ChannelTimeout):
+            return run.session.receive(clock.wake_at(now))
 
 
 def _our_run_delay_ns() -> int:

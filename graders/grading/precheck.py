@@ -10,16 +10,18 @@ The languages a submission may be written in (:func:`language`):
   On a CUDA worker it is compiled for the GPU; on a CPU worker the sandbox sets
   ``TRITON_INTERPRET=1`` (graders/sandbox/launch.py), so it runs under Triton's interpreter:
   its results are checked as usual, its timings mean nothing and earn no points (the report
-  says so, graders/report/build.py);
+  says so, graders/report/build.py). On a CPU this reading is only a first guess: the grading
+  counts a submission as Triton once it launched a kernel (graders/grading/interpreted.py);
 * ``"cuda_cpp"``: CUDA C++ built by ``torch.utils.cpp_extension.load_inline`` with
   ``cuda_sources``. It needs a GPU (and nvcc), so a CPU worker rejects it here, with a message
   that says so, rather than letting the build fail inside the sandbox.
 
 Detection reads the syntax tree only; it is deliberately plain (an import of ``triton`` and a
-decorator from it; a ``load_inline`` call given CUDA sources). Hiding either gains little: a
-hidden Triton kernel still runs under the interpreter, whose timing is then scored like any
-CPU code's, and a hidden CUDA build (or ``cpp_extension.load`` of a file written at import)
-fails in the sandbox, as an ``error`` instead of this rejection.
+decorator from it; a ``load_inline`` call given CUDA sources). Hiding either gains nothing: a
+Triton kernel is still counted as it is launched, and a hidden CUDA build (or
+``cpp_extension.load`` of a file written at import) fails in the sandbox, as an ``error``
+instead of this rejection. Nor does any word buy time: the longer budget for compiling is
+the time a compiler was seen running (graders/grading/compile_clock.py).
 """
 
 from __future__ import annotations
@@ -109,35 +111,6 @@ def _parsed(text: str) -> ast.Module | None:
             return ast.parse(text, filename="submission.py")
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-
-
-def compiles(text: str) -> bool:
-    """Whether the submission builds kernels at import or first call, and so gets the exercise's
-    ``compile_s`` for them rather than ``setup_s``: Triton or CUDA C++ (:func:`language`),
-    ``torch.compile`` (the prompts' route to a fused kernel on a CPU; Inductor runs a C++
-    compiler per kernel, 15-20 s for a softmax here, longer while the other core is busy), or
-    a C++ extension built by ``torch.utils.cpp_extension``.
-
-    Read from the syntax tree as plainly as :func:`language`: a compile reached under a
-    disguise only gets the shorter budget, and the longer one is still a bounded limit outside
-    every timed window, so claiming it gains nothing.
-    """
-    tree = _parsed(text)
-    if tree is None:
-        return False
-    if _language(tree) != "python":
-        return True
-    torch_names, compile_names = _bound_names(tree, "torch", ("compile",))
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call | ast.Attribute | ast.Name):
-            name = _dotted(node.func if isinstance(node, ast.Call) else node) or ""
-            head, _, attr = name.rpartition(".")
-            if (head in torch_names and attr == "compile") or name in compile_names:
-                return True
-            # torch.utils.cpp_extension's builders: load_inline under any prefix, load by path.
-            if "load_inline" in (name, attr) or name.endswith("cpp_extension.load"):
-                return True
-    return False
 
 
 def _language(tree: ast.Module) -> Language:

@@ -22,8 +22,10 @@ the trusted side validates every message against graders/sandbox/protocol.py):
 
     -> hello {torch, device_name, pid, inputs_address, pool_address?}   before student code
     <- go {calls}                          baseline calls: a trusted no-op, before import
-    -> done {ns, outs}                     one call per entry of ``calls``, each on its own
-                                           inputs; one output description each
+    -> done {ns, outs, triton_launches, triton_autotuned}
+                                           one call per entry of ``calls``, each on its own
+                                           inputs; one output description each; Triton
+                                           kernels launched so far (CPU: interpreted)
     <- load
     -> loaded | raised | exited | rejected after importing the submission
     <- go {calls}                          the submission's calls, same reply
@@ -51,7 +53,11 @@ import traceback
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from . import timing  # binds the timer before any student code exists
+from . import (
+    compile_marks,
+    timing,  # binds the timer before any student code exists
+    triton_interpreter,
+)
 
 
 class Channel:
@@ -278,10 +284,13 @@ def _start(job: dict[str, Any], channel: Channel) -> tuple[InputRegion, timing.T
     if device == "cpu":
         torch.set_num_threads(1)
         name = "cpu"
+        if os.environ.get("TRITON_INTERPRET") == "1":
+            triton_interpreter.install()  # acts once the submission imports triton
     else:
         device_memory = _map_device_memory(job)
         torch.cuda.init()
         name = torch.cuda.get_device_name(device)
+    compile_marks.install(torch)  # compile time the trusted side may add to setup_s
     if job.get("warm_profiler"):
         _warm_profiler()
     timer = timing.Timer(device)
@@ -327,7 +336,8 @@ def main(job_path: str) -> None:
                 outputs, elapsed = _call(function, region, command, timer)
                 described = [_describe_output(value) for value in outputs]
                 alive.extend(kept for _, kept in described)
-                channel.send("done", ns=elapsed, outs=[out for out, _ in described])
+                outs = [out for out, _ in described]
+                channel.send("done", ns=elapsed, outs=outs, **triton_interpreter.launches())
                 # Only ``alive`` holds them now, and it is cleared before the next call.
                 outputs = described = []
             elif op == "profile":

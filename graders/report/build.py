@@ -265,8 +265,10 @@ class ReportBuilder:
 INTERPRETED_NOTE = (
     "Your Triton kernel ran on a CPU worker, under Triton's interpreter (TRITON_INTERPRET=1), "
     "which runs each program instance with NumPy: its results are checked as they would be on "
-    "a GPU, but its timing says nothing about your kernel's speed and earns no performance "
-    "points. Performance needs a GPU: a GPU worker compiles and times the same file."
+    "a GPU (a float32 tl.dot rounds its operands to TF32, as an NVIDIA GPU does unless it is "
+    'given input_precision="ieee"), but its timing says nothing about your kernel\'s speed and '
+    "earns no performance points. Performance needs a GPU: a GPU worker compiles and times the "
+    "same file."
 )
 INTERPRETED_CORRECT = "Your result is correct, so the correctness points count. " + INTERPRETED_NOTE
 

@@ -72,6 +72,10 @@ SCHEMAS: dict[str, dict[str, Check]] = {
             and 1 <= len(value) <= MAX_CALLS_PER_WINDOW
             and all(isinstance(out, dict) for out in value)
         ),
+        # Triton kernels launched so far, and of those through @triton.autotune: counted by
+        # the harness under Triton's interpreter (graders/harness/triton_interpreter.py).
+        "triton_launches": _integer(0),
+        "triton_autotuned": _integer(0),
     },
     "profiled": {"ops": lambda value: isinstance(value, list) and len(value) <= 100},
     "traced": {},
@@ -114,7 +118,7 @@ def validate(message: dict[str, Any], expect: tuple[str, ...]) -> dict[str, Any]
     return message
 
 
-_OPTIONAL = {"line", "code", "pool_address"}
+_OPTIONAL = {"line", "code", "pool_address", "triton_launches", "triton_autotuned"}
 
 
 def _validate_output(out: dict[str, Any]) -> None:

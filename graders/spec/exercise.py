@@ -50,7 +50,7 @@ An exercise is a folder ``exercises/<chapter>/<slug>/`` holding:
     timed_s = 30      # the submission's own calls in the timed phase (incl. refills)
     memory_mb = 4096  # cgroup memory.max, else RLIMIT_AS on CPU
     gpu_memory_mb = 8192  # device memory of the sandbox's processes (CUDA), read from NVML
-    compile_s = 120   # import and first call of a submission that compiles (Triton, CUDA C++)
+    compile_s = 120   # setup_s plus the time a compiler ran in the sandbox, at most this
     source_bytes = 65536
     output_mb = 2048  # largest result file the trusted side will read
 
@@ -225,8 +225,10 @@ class Limits:
     # The sandbox's own device memory on CUDA (its outputs and temporaries; the inputs are
     # the trusted side's), watched from outside after every call.
     gpu_memory_mb: int = 8192
-    # Import and first call of a submission that compiles kernels (Triton's JIT, CUDA C++ by
-    # load_inline): compiling takes tens of seconds, outside any timed window.
+    # The import and check calls' budget when a compiler runs in the sandbox (Inductor's C++
+    # build, ninja, nvcc, Triton's JIT): setup_s plus the compiler's own time, at most this
+    # (graders/grading/compile_clock.py). Compiling takes tens of seconds, outside any timed
+    # window.
     compile_s: float = 120.0
     source_bytes: int = 65536
     output_mb: int = 2048  # cap on one saved output file the trusted side will read

@@ -27,6 +27,9 @@ def test_well_formed_messages_pass_unchanged() -> None:
     on_gpu = {**TENSOR, "device": "cuda"}
     several = {"op": "done", "ns": 9, "outs": [on_gpu, on_gpu]}
     assert protocol.validate(several, ("done",)) == several
+    # Triton kernels launched so far under the interpreter (graders/grading/interpreted.py).
+    launched = {**done, "triton_launches": 3, "triton_autotuned": 1}
+    assert protocol.validate(launched, ("done",)) == launched
     raised = {
         "op": "raised",
         "phase": "call",
@@ -51,6 +54,8 @@ def test_well_formed_messages_pass_unchanged() -> None:
         ({"op": "done", "ns": True, "outs": [TENSOR]}, "bad `ns`"),
         ({"op": "done", "outs": [TENSOR]}, "lacks `ns`"),
         ({"op": "done", "ns": 1, "outs": [TENSOR], "overhead_ns": 5}, "unknown field"),
+        ({"op": "done", "ns": 1, "outs": [TENSOR], "triton_launches": -1}, "bad `triton_"),
+        ({"op": "done", "ns": 1, "outs": [TENSOR], "triton_autotuned": "1"}, "bad `triton_"),
         ({"op": "done", "ns": 1, "outs": [{**TENSOR, "shape": [-1, 2]}]}, "bad `shape`"),
         ({"op": "done", "ns": 1, "outs": [{**TENSOR, "shape": [2]}]}, "differ in length"),
         ({"op": "done", "ns": 1, "outs": [{**TENSOR, "dtype": "complex128"}]}, "bad `dtype`"),
