@@ -91,6 +91,16 @@ def _version(name: str) -> str:
         return "absent"
 
 
+def _torch_cuda() -> str | None:
+    """The CUDA runtime torch was built with (the table is read against it and the driver)."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    version = torch.version.cuda
+    return str(version) if version else None
+
+
 def _header(device: str, quick: bool, only: list[str] | None) -> tuple[list[str], dict[str, Any]]:
     gpu = None
     try:  # the driver's tool, where the GPU's container has it
@@ -110,6 +120,7 @@ def _header(device: str, quick: bool, only: list[str] | None) -> tuple[list[str]
         "python": sys.version.split()[0],
         "executable": sys.executable,
         "torch": _version("torch"),
+        "torch_cuda": _torch_cuda(),
         "triton": _version("triton"),
         "gpu": gpu,
         "cores": len(os.sched_getaffinity(0)),
@@ -124,8 +135,8 @@ def _header(device: str, quick: bool, only: list[str] | None) -> tuple[list[str]
         + "`.",
         "",
         f"- GPU: {gpu or 'none (no nvidia-smi)'}",
-        f"- python {meta['python']} ({sys.executable}), torch {meta['torch']}, "
-        f"triton {meta['triton']}",
+        f"- python {meta['python']} ({sys.executable}), torch {meta['torch']} "
+        f"(CUDA runtime {meta['torch_cuda'] or 'none'}), triton {meta['triton']}",
         f"- {meta['cores']} cores; kernel {os.uname().release}",
     ]
     return lines, meta

@@ -114,7 +114,7 @@ def run_step(step: Step, device: str, quick: bool, budget_s: float, log: list[st
         outcome.error = str(outcome.raw.get("error") or _last_line(text) or f"exit status {code}")
     elif outcome.rows and all(row.status == NEEDS_GPU for row in outcome.rows):
         outcome.status = NEEDS_GPU  # ran, and found nothing this device can answer
-    if outcome.status != "ok":
+    if outcome.status in ("failed", "timed out"):
         outcome.rows.append(Row(f"step {step.name}", "completes", outcome.error or "", "FAIL"))
     return outcome
 

@@ -317,9 +317,13 @@ def test_the_plan_adds_up_for_the_full_run_and_quick() -> None:
 
 
 def test_a_plan_over_the_total_is_reported() -> None:
-    big = Step("big", "too long", raises, 300, 10)
-    (problem,) = plan.problems([*STEPS, big])
-    assert problem.startswith("full: the budgets add up to") and "over 420 s" in problem
+    big = Step("big", "too long", raises, 300, 430)
+    full, quick = plan.problems([*STEPS, big])
+    assert full.startswith("full: the budgets add up to") and full.endswith("over 420 s")
+    assert quick.startswith("--quick: the budgets add up to") and quick.endswith("over 420 s")
+    assert plan.problems([Step("none", "no budget", raises, 0, 10)], reserve=False) == [
+        "full: none has no budget"
+    ]
 
 
 def test_the_plan_command_prints_each_budget_and_the_total() -> None:
@@ -349,7 +353,9 @@ def test_on_the_cpu_a_step_grades_the_cuda_spec_at_cpu_sizes() -> None:
     assert spec.sizes["cpu"].timed == {"n": original.sizes["cpu"].timed["n"] // 4}  # not 3 GiB
     assert spec.content_hash != original.content_hash  # not the published exercise
     assert exercises.needs_compare(spec, "cpu")
-    assert exercises.exercise("vector-add", "cuda", quick=True) == original
+    on_gpu = exercises.exercise("vector-add", "cuda", quick=True)  # a GPU: as published
+    for field in ("scoring", "sizes", "timing", "limits", "content_hash"):
+        assert getattr(on_gpu, field) == getattr(original, field), field
 
 
 def test_a_relative_curve_is_never_graded_without_its_companions() -> None:
