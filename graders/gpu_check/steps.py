@@ -23,14 +23,14 @@ __all__ = ["BY_NAME", "STEPS", "Step", "StepContext"]
 # at full depth) and the rest sized for one GPU; quick: this project's 2-core CPU machines,
 # measured there (docs/BENCHMARKS.md, "GPU"), which a GPU's quick call 2 fits as well.
 STEPS: tuple[Step, ...] = (
-    Step("calibration", "peaks(device, refresh=True) against the datasheet", calibration, 50, 60),
-    Step("reference", "vector-add reference: bandwidth fraction, memory", reference, 30, 35),
-    Step("fidelity", "engine median against do_bench (CPU: torch Timer)", fidelity, 45, 40),
-    Step("repeatability", "CV over gradings of samples/fast.py", repeatability, 30, 45),
-    Step("samples", "every exercise's reference, naive and samples", samples, 30, 50),
-    Step("compiled-samples", "Triton and CUDA C++ samples", compiled_samples, 25, 25),
+    Step("calibration", "peaks(device, refresh=True) against the datasheet", calibration, 50, 35),
+    Step("reference", "vector-add reference: bandwidth fraction, memory", reference, 30, 45),
+    Step("fidelity", "engine median against do_bench (CPU: torch Timer)", fidelity, 45, 45),
+    Step("repeatability", "CV over gradings of samples/fast.py", repeatability, 30, 60),
+    Step("samples", "every exercise's reference, naive and samples", samples, 30, 55),
+    Step("compiled-samples", "Triton and CUDA C++ samples", compiled_samples, 25, 15),
     Step("ncu-bytes", "ncu bytes of one exercise", ncu_bytes, 15, 10),
-    Step("warm", "warm grading, submit to report", warm, 15, 40),
-    Step("hostile", "the hostile corpus on the device", hostile, 30, 85),
+    Step("warm", "warm grading, submit to report", warm, 15, 35),
+    Step("hostile", "the hostile corpus on the device", hostile, 30, 90),
 )
 BY_NAME = {step.name: step for step in STEPS}
