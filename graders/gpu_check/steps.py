@@ -27,9 +27,9 @@ STEPS: tuple[Step, ...] = (
     Step("reference", "vector-add reference: bandwidth fraction, memory", reference, 30, 45),
     Step("fidelity", "engine median against do_bench (CPU: torch Timer)", fidelity, 45, 45),
     Step("repeatability", "CV over gradings of samples/fast.py", repeatability, 30, 60),
-    Step("samples", "every exercise's reference, naive and samples", samples, 30, 55),
+    Step("samples", "every exercise's reference, naive and samples", samples, 30, 60),
     Step("compiled-samples", "Triton and CUDA C++ samples", compiled_samples, 25, 15),
-    Step("ncu-bytes", "ncu bytes of one exercise", ncu_bytes, 15, 10),
+    Step("ncu-bytes", "ncu bytes of one exercise", ncu_bytes, 15, 5),
     Step("warm", "warm grading, submit to report", warm, 15, 35),
     Step("hostile", "the hostile corpus on the device", hostile, 30, 90),
 )

@@ -2,8 +2,8 @@
 its child, with the code a GPU run runs (on each exercise's CUDA spec at CPU sizes), none
 failed, timed out or "not run"; what only a GPU can answer says so as its own state.
 
-It takes about 5 minutes on a 2-core machine (docs/BENCHMARKS.md, "GPU"); ``-m 'not
-gpu_check_run'`` leaves it out locally, ``make test`` runs it. The budgets are scaled by 3
+It took 5 min 19 s on the busy 2-core machine (7 min 48 s busier; docs/BENCHMARKS.md, "GPU");
+``-m 'not gpu_check_run'`` leaves it out locally, ``make test`` runs it. The budgets are scaled by 3
 here so that a busy CI machine does not stop a step that would pass: the plan's fit on a
 quiet machine is measured and recorded in docs/BENCHMARKS.md, not asserted.
 """
