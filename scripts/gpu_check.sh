@@ -2,10 +2,13 @@
 # The grading engine's check on a machine with an NVIDIA GPU, as that machine is:
 #
 #   bash scripts/gpu_check.sh [--out DIR] [--device cuda|cpu] [--quick] [--only STEP]...
+#   bash scripts/gpu_check.sh --plan      # each step's budget and the total (at most 420 s)
 #
-# runs `python3 -m graders gpu-check "$@"` (graders/gpu_check/: containment, calibration, every
-# exercise's samples, fidelity, repeatability, the hostile corpus, ...; one Markdown table and
-# the raw JSON in --out, default $OUT or ./gpu-check-out; non-zero exit on any disagreement).
+# runs `python3 -m graders gpu-check "$@"` (graders/gpu_check/: containment, the hardware's
+# questions, calibration, vector-add's reference, fidelity, repeatability, every exercise's
+# samples, the compiled samples, ncu, a warm grading, the hostile corpus; one Markdown table
+# and the raw JSON in --out, default $OUT or ./gpu-check-out; non-zero exit on any
+# disagreement). The device call plan, with the exact commands: docs/BENCHMARKS.md, "GPU".
 #
 # The GPU machine has Python 3.12 with torch, Triton and numpy, but no .venv, no Django and no
 # package registry. What the engine needs beyond that travels as wheels in gpu-wheels/, made

@@ -1,6 +1,7 @@
 """``python -m graders gpu-check``: the grading engine's check on a machine with a GPU.
 
     python -m graders gpu-check [--out DIR] [--device cuda|cpu] [--quick] [--only STEP]...
+    python -m graders gpu-check --plan
 
 On a borrowed GPU machine it runs as ``bash scripts/gpu_check.sh --out "$OUT"``, which first
 installs the wheels of ``make gpu-wheels`` (Python 3.12 from PATH, no Django, no registry).
@@ -9,19 +10,22 @@ installs the wheels of ``make gpu-wheels`` (Python 3.12 from PATH, no Django, no
    the freezer (or the weaker SIGSTOP containment, which the report then states), user
    namespaces, seccomp, bwrap.
 2. The steps (steps.py), each in a child process with its own time budget within a total of
-   6 minutes, so a failure or a hang in one is recorded and the rest go on: calibration against
-   the datasheet; every exercise's reference, naive version and samples against
-   ``samples/expected.toml`` (the validator); vector-add's reference (fraction of the
-   calibrated bandwidth, the sandbox's memory peak); fidelity against ``triton.testing.
-   do_bench``; the CV over gradings of ``samples/fast.py``; the Triton and CUDA C++ samples;
-   ncu's bytes; a warm grading; the hostile corpus.
+   7 minutes (plan.py; ``--plan`` prints it), so a failure or a hang in one is recorded and
+   the rest go on: the hardware's questions (where the probe step exists); calibration
+   against the datasheet; vector-add's reference (fraction of the calibrated bandwidth, the
+   sandbox's memory peak); fidelity against ``triton.testing.do_bench`` (on a CPU,
+   ``torch.utils.benchmark``); the CV over gradings of ``samples/fast.py``; every exercise's
+   reference, naive version and samples against ``samples/expected.toml`` (the validator);
+   the Triton and CUDA C++ samples; ncu's bytes; a warm grading; the hostile corpus.
 3. One Markdown table (measure | target | value | pass), the raw JSON and the steps' output
    in ``--out`` (default ``$OUT`` when set, else ``./gpu-check-out``); the table is printed too.
 
 Exit status: 0 when every measure passed (or is informational), 1 when a step failed or a
-measure missed its target, 2 for a usage error. ``--device cpu --quick`` runs what makes sense
-on a CPU with small budgets: the CUDA-only steps write a "skipped: needs CUDA" row, which is
-not a failure there, and timing targets are recorded but not judged.
+measure missed its target (or, with ``--plan``, when the plan does not add up), 2 for a usage
+error. ``--device cpu`` runs every step with the code a GPU run runs, on each exercise's CUDA
+spec at CPU sizes (exercises.py); what only a GPU can answer is a row "needs a GPU", which is
+not a failure there, and timing targets are recorded but not judged. CI runs
+``--device cpu --quick`` (tests/graders/test_gpu_check_cpu_run.py).
 
 The check keeps its calibration and slot locks in a fresh folder unless ``GRADERS_CACHE_DIR``
 is set, so it neither reads nor changes a worker's cache. No Django anywhere.
@@ -40,7 +44,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from graders.gpu_check import probe, results, runner
+from graders.gpu_check import plan, probe, results, runner
 from graders.gpu_check.steps import STEPS
 
 __all__ = ["add_subcommand", "main"]
@@ -63,6 +67,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
     parser.add_argument("--quick", action="store_true", help="small budgets, fewer gradings")
     parser.add_argument(
+        "--plan", action="store_true", help="print each step's budget and the total, and exit"
+    )
+    parser.add_argument(
         "--only",
         action="append",
         choices=[step.name for step in STEPS],
@@ -73,7 +80,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--budget-factor",
         type=float,
         default=1.0,
-        help="multiply every step's budget and the 6-minute total (a slow or shared machine)",
+        help="multiply every step's budget and the 7-minute total (a slow or shared machine)",
     )
 
 
@@ -82,6 +89,16 @@ def _version(name: str) -> str:
         return metadata.version(name)
     except metadata.PackageNotFoundError:
         return "absent"
+
+
+def _torch_cuda() -> str | None:
+    """The CUDA runtime torch was built with (the table is read against it and the driver)."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    version = torch.version.cuda
+    return str(version) if version else None
 
 
 def _header(device: str, quick: bool, only: list[str] | None) -> tuple[list[str], dict[str, Any]]:
@@ -103,6 +120,7 @@ def _header(device: str, quick: bool, only: list[str] | None) -> tuple[list[str]
         "python": sys.version.split()[0],
         "executable": sys.executable,
         "torch": _version("torch"),
+        "torch_cuda": _torch_cuda(),
         "triton": _version("triton"),
         "gpu": gpu,
         "cores": len(os.sched_getaffinity(0)),
@@ -117,14 +135,23 @@ def _header(device: str, quick: bool, only: list[str] | None) -> tuple[list[str]
         + "`.",
         "",
         f"- GPU: {gpu or 'none (no nvidia-smi)'}",
-        f"- python {meta['python']} ({sys.executable}), torch {meta['torch']}, "
-        f"triton {meta['triton']}",
+        f"- python {meta['python']} ({sys.executable}), torch {meta['torch']} "
+        f"(CUDA runtime {meta['torch_cuda'] or 'none'}), triton {meta['triton']}",
         f"- {meta['cores']} cores; kernel {os.uname().release}",
     ]
     return lines, meta
 
 
+def print_plan(only: list[str] | None) -> int:
+    """The plan of the selected steps (all by default); 1 when it does not add up."""
+    selected = [step for step in STEPS if not only or step.name in only]
+    print("\n".join(plan.lines(selected)))
+    return results.EXIT_FAILED if plan.problems(selected) else results.EXIT_OK
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.plan:
+        return print_plan(args.only)
     own_cache = None
     if not os.environ.get("GRADERS_CACHE_DIR"):
         own_cache = tempfile.mkdtemp(prefix="gpu-check-cache-")

@@ -46,7 +46,6 @@ LOCK_WINDOWS = 50
 LOCK_TIMEOUT_S = 2.0
 BLOCK_WAIT_S = 3.0  # a write of 4 KiB takes microseconds: 3 s unanswered is blocked
 SHARED_BYTES = 256 << 20  # large enough to see in NVML's per-process figures
-NEEDS_GPU = "needs a GPU"
 MARK = 0x5EED1234
 
 SHARED = "GPU memory shared by two sandboxes"
@@ -94,7 +93,7 @@ def probe(ctx: StepContext) -> None:
     tools(ctx)
     if not ctx.cuda:
         for measure in HARDWARE:
-            ctx.skipped(measure, f"{NEEDS_GPU}: this run is on the CPU")
+            ctx.needs_gpu(measure, "this run is on the CPU")
         ctx.row(COMPLETION, "the witness the check uses", "synchronous (CPU)", "info")
         ctx.raw[COMPLETION] = "synchronous"
     elif not Path("/dev/nvidiactl").exists():

@@ -10,9 +10,11 @@ A row's ``status`` is one of:
 ``info``
     recorded, judged by nothing: a GPU target on a CPU run, or a fact such as the weaker
     containment a machine allows;
+``needs a GPU``
+    only a GPU can answer it (ncu's counters, a CUDA C++ build, the driver's lock): on a CPU
+    run that is expected, neither a failure nor "not run"; on a CUDA run it is a failure;
 ``skipped``
-    the step cannot run on this device ("skipped: needs CUDA"); on a CPU run that is
-    expected, on a CUDA run it is a failure;
+    the older name of ``needs a GPU``, judged the same;
 ``not measured``
     the value could not be taken here; a failure on CUDA, where the check is meant to take it.
 """
@@ -25,7 +27,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-STATUSES = ("pass", "FAIL", "info", "skipped", "not measured")
+NEEDS_GPU = "needs a GPU"
+STATUSES = ("pass", "FAIL", "info", NEEDS_GPU, "skipped", "not measured")
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 MARKDOWN, JSON_FILE, LOG_FILE = "gpu-check.md", "gpu-check.json", "gpu-check.log"
 
@@ -47,7 +50,7 @@ class StepOutcome:
     """One step as the parent saw it: its rows (from the child), how it ended, its time."""
 
     name: str
-    status: str  # "ok" | "failed" | "timed out" | "skipped" | "not run"
+    status: str  # "ok" | "failed" | "timed out" | "needs a GPU" | "not run"
     seconds: float = 0.0
     budget_s: float = 0.0
     rows: list[Row] = field(default_factory=list)
@@ -66,7 +69,7 @@ def judged(ok: bool, applies: bool = True) -> str:
 def counts_as_failure(status: str, device: str) -> bool:
     if status == "FAIL":
         return True
-    return device != "cpu" and status in ("skipped", "not measured")
+    return device != "cpu" and status in (NEEDS_GPU, "skipped", "not measured")
 
 
 def step_failed(step: StepOutcome) -> bool:

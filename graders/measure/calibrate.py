@@ -14,20 +14,31 @@ name, torch version and thread count. The peak used is the median of the recent
 history; the device is measured again when its latest measurement is older than
 ``$GRADERS_RECALIBRATE_DAYS`` (default 7) or more than 3% off that median, and a
 measurement that disagrees is repeated a few times, keeping only what agrees.
+
+One calibration of a device kind runs at a time, behind a file lock in the cache folder
+(``calibration-<kind>.lock``): on one GPU, parallel calibrations would each hold a pool of
+device memory and time each other's kernels. A process that waited for the lock reads the
+store again and uses what the other one measured. A calibration that raises, or whose process
+dies holding the lock (its ``running`` mark is still there for the next holder to find), is
+recorded as failed: later gradings fail at once with its error instead of calibrating again,
+until ``peaks(device, refresh=True)`` (``python -m graders calibrate --refresh``) retries it,
+or ``$GRADERS_CALIBRATION_RETRY_S`` (default one hour) has passed.
 """
 
 from __future__ import annotations
 
 import calendar
 import contextlib
+import fcntl
 import json
 import os
 import shutil
 import statistics
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +63,8 @@ RECENT = 5  # the peak is the median of this many latest measurements
 TOLERANCE = 0.03  # a measurement this far from the median is re-measured
 MAX_ATTEMPTS = 4  # measurements per calibration round when they keep disagreeing
 DEFAULT_MAX_AGE_DAYS = 7.0
+DEFAULT_RETRY_S = 3600.0  # a failed calibration is tried again after this, or on refresh
+LOCK_WAIT_S = 900.0  # the longest a grading waits for another process's calibration
 TRIAD_RUNS = 8
 FORMAT = 2
 # The kind of memory the inputs lived in; a measurement on another kind (the shared memory
@@ -159,14 +172,22 @@ def due(history: list[Measurement], now: float, max_age: float) -> str | None:
     return None
 
 
-def remeasure(history: list[Measurement], take: Callable[[], Measurement]) -> list[Measurement]:
+def remeasure(
+    history: list[Measurement], take: Callable[[], Measurement], *, confirm_first: bool = True
+) -> list[Measurement]:
     """``history`` plus a calibration round's measurements that agree, bounded.
 
     Measures until the latest measurement is within 3% of the recent median (counting
     the round's own measurements, so a machine that really changed wins after a few),
     at most ``MAX_ATTEMPTS`` times; then keeps the round's measurements that agree with
     the final median (all of them when none does: the next use measures again).
+
+    ``confirm_first=False``: with no history, one measurement is kept as it is. A GPU's
+    measurement is five sandboxed gradings, too long to take twice inside a grading's
+    setup; a wrong one is caught later, when the next measurement is more than 3% off.
     """
+    if not confirm_first and not current(history):
+        return [*history, take()][-HISTORY_LIMIT:]
     fresh: list[Measurement] = []
     for _ in range(MAX_ATTEMPTS):
         fresh.append(take())
@@ -231,6 +252,106 @@ def _write_store(path: Path, store: dict[str, Any]) -> None:
         tmp.replace(path)  # atomic: concurrent workers never see half a file
 
 
+class CalibrationFailed(GraderError):
+    """The device's last calibration failed (or its process died); not retried yet."""
+
+
+def retry_after_s() -> float:
+    """How long a failed calibration stands: ``$GRADERS_CALIBRATION_RETRY_S`` (default 1 h)."""
+    try:
+        return float(os.environ.get("GRADERS_CALIBRATION_RETRY_S", DEFAULT_RETRY_S))
+    except ValueError:
+        return DEFAULT_RETRY_S
+
+
+def _kind(device: str) -> str:
+    return "cuda" if device.startswith("cuda") else "cpu"
+
+
+# The file lock is per open file, so a second flock in the same process would wait for the
+# first: a thread that already holds its kind's lock re-enters it (a CPU device made inside a
+# calibration asks for the flush size, which is read through peaks), other threads wait.
+_THREAD_LOCKS = {"cpu": threading.RLock(), "cuda": threading.RLock()}
+_held = threading.local()
+
+
+@contextlib.contextmanager
+def calibration_lock(device: str, wait_s: float = LOCK_WAIT_S) -> Iterator[None]:
+    """Held while a device kind is calibrated: one calibration at a time on the machine."""
+    kind = _kind(device)
+    if not _THREAD_LOCKS[kind].acquire(timeout=max(wait_s, 0.0)):
+        raise GraderError(f"another thread's {kind} calibration held the lock past {wait_s:g} s")
+    depth: dict[str, int] = getattr(_held, "depth", {})
+    _held.depth = depth
+    try:
+        if depth.get(kind):
+            depth[kind] += 1
+            try:
+                yield
+            finally:
+                depth[kind] -= 1
+            return
+        folder = cache_dir()
+        folder.mkdir(parents=True, exist_ok=True)
+        fd = os.open(folder / f"calibration-{kind}.lock", os.O_RDWR | os.O_CREAT, 0o666)
+        try:
+            deadline = time.monotonic() + wait_s
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() >= deadline:
+                        raise GraderError(
+                            f"another process's {kind} calibration held {folder}/"
+                            f"calibration-{kind}.lock past {wait_s:g} s"
+                        ) from None
+                    time.sleep(0.2)
+            depth[kind] = 1
+            try:
+                yield
+            finally:
+                depth[kind] = 0
+        finally:
+            os.close(fd)  # releases the flock (the kernel does too if the process dies)
+    finally:
+        _THREAD_LOCKS[kind].release()
+
+
+def _load_state(path: Path, key: str) -> dict[str, Any]:
+    stored = _read_store(path).get(key)
+    state = upgrade(stored) if isinstance(stored, dict) else {"format": FORMAT, "history": []}
+    return dict(state)
+
+
+def _save_state(path: Path, key: str, state: dict[str, Any]) -> None:
+    store = _read_store(path)  # another device's calibration may have written meanwhile
+    store[key] = state
+    _write_store(path, store)
+
+
+def failure_standing(state: dict[str, Any], now: float) -> dict[str, Any] | None:
+    """The recorded failure that still stands (not yet ``retry_after_s`` old), or None."""
+    failed = state.get("failed")
+    if not isinstance(failed, dict):
+        return None
+    if now - float(failed.get("timestamp") or 0.0) > retry_after_s():
+        return None
+    return failed
+
+
+def _stamp(now: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now))
+
+
+def _raise_failed(device: str, failed: dict[str, Any]) -> None:
+    raise CalibrationFailed(
+        f"the {_kind(device)} calibration failed at {failed.get('at')} and is not tried again "
+        f"in every grading: {failed.get('error')}. Fix the cause, then run `python -m graders "
+        f"calibrate --device {_kind(device)} --refresh` (or wait {retry_after_s():g} s)"
+    )
+
+
 def peaks(
     device: str = "cpu",
     refresh: bool = False,
@@ -238,26 +359,53 @@ def peaks(
     *,
     measure: MeasureFn | None = None,
     now: Callable[[], float] = time.time,
+    lock_wait_s: float = LOCK_WAIT_S,
 ) -> dict[str, Any]:
     """{"gbps", "flops_per_s", "flush_bytes", "method", "datasheet_gbps", "device_name", ...}.
 
     ``slot``: the grading slot already held by the caller; None acquires one, so a
     calibration never runs on a core where a grading is being timed. ``refresh``
-    measures now whatever the history says. ``measure(device, slot)`` and ``now``
-    replace the real measurement and clock (tests).
+    measures now whatever the history says (and retries a failed calibration).
+    ``measure(device, slot)`` and ``now`` replace the real measurement and clock (tests).
+    Raises :class:`CalibrationFailed` while a recorded failure stands.
     """
     if slot is None:
         from graders.sandbox.slots import acquire
 
         with acquire() as held:
-            return peaks(device, refresh, held, measure=measure, now=now)
+            return peaks(device, refresh, held, measure=measure, now=now, lock_wait_s=lock_wait_s)
     name = device_name(device)
     key = _cache_key(device, name)
     path = cache_dir() / "peaks.json"
-    store = _read_store(path)
-    state = upgrade(store[key]) if isinstance(store.get(key), dict) else {"history": []}
+    state = _load_state(path, key)
     history: list[Measurement] = list(state["history"])
-    if refresh or due(history, now(), max_age_s()):
+    if not refresh:  # the common case, without the lock: a history that is good enough
+        failed = failure_standing(state, now())
+        if failed is not None:
+            _raise_failed(device, failed)
+        if not state.get("running") and not due(history, now(), max_age_s()):
+            return summary(device, name, history)
+    with calibration_lock(device, lock_wait_s):
+        state = _load_state(path, key)  # what another process did while this one waited
+        history = list(state["history"])
+        running = state.pop("running", None)
+        if isinstance(running, dict):  # its process died holding the lock: it failed
+            state["failed"] = {
+                "at": _stamp(now()),
+                "timestamp": now(),
+                "error": f"the calibration started at {running.get('at')} by process "
+                f"{running.get('pid')} never finished (killed, or it crashed)",
+            }
+            _save_state(path, key, state)
+        if not refresh:
+            failed = failure_standing(state, now())
+            if failed is not None:
+                _raise_failed(device, failed)
+            if not due(history, now(), max_age_s()):
+                return summary(device, name, history)
+        state.pop("failed", None)
+        state["running"] = {"pid": os.getpid(), "at": _stamp(now())}
+        _save_state(path, key, state)
         probe = measure or _measure
 
         def take() -> Measurement:
@@ -268,14 +416,22 @@ def peaks(
                 **measured,
                 "memory": MEMORY,
                 "timestamp": stamp,
-                "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(stamp)),
+                "measured_at": _stamp(stamp),
                 "load_average_1m": load,
             }
 
-        history = remeasure(history, take)
-        store = _read_store(path)  # another worker may have written meanwhile
-        store[key] = {"format": FORMAT, "history": history}
-        _write_store(path, store)
+        try:
+            history = remeasure(history, take, confirm_first=_kind(device) == "cpu")
+        except BaseException as exc:  # recorded, so that the next grading does not retry it
+            state.pop("running", None)
+            state["failed"] = {
+                "at": _stamp(now()),
+                "timestamp": now(),
+                "error": f"{type(exc).__name__}: {exc}"[:2000],
+            }
+            _save_state(path, key, state)
+            raise
+        _save_state(path, key, {"format": FORMAT, "history": history})
     return summary(device, name, history)
 
 

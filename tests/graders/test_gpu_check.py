@@ -1,6 +1,8 @@
 """``python -m graders gpu-check`` without a GPU: the containment probe's text, the table and
-JSON, the pass/fail rule, step isolation (a crash, a hang), and one real ``--device cpu
---quick`` run of the cheap steps. No outcome here depends on a time that was measured."""
+JSON, the pass/fail rule, the plan, the exercise each step grades on the CPU, and step
+isolation (a crash, a hang, no time left). The whole ``--device cpu --quick`` run is
+tests/graders/test_gpu_check_cpu_run.py. No outcome here depends on a time that was
+measured."""
 
 from __future__ import annotations
 
@@ -13,10 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from graders.gpu_check import probe, results, runner
-from graders.gpu_check import steps as gpu_steps
-from graders.gpu_check.results import Row, StepOutcome
-from graders.gpu_check.steps import STEPS, Step, StepContext, timer_script
+from graders.gpu_check import exercises, plan, probe, results, runner
+from graders.gpu_check.ncu_step import bytes_of
+from graders.gpu_check.results import NEEDS_GPU, Row, StepOutcome
+from graders.gpu_check.sample_steps import agreement, expected_verdict, lanes
+from graders.gpu_check.steps import STEPS, Step, StepContext
+from graders.gpu_check.timing_steps import timer_script
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -140,9 +144,9 @@ def test_the_exit_code_follows_failed_steps_and_missed_targets() -> None:
         assert results.exit_code([ok, _step("c", status=status)], "cpu") == results.EXIT_FAILED
 
 
-def test_skipped_and_unmeasured_rows_fail_only_on_cuda() -> None:
-    for status in ("skipped", "not measured"):
-        steps = [_step("ncu-bytes", Row("ncu", "-", "skipped: needs CUDA", status))]
+def test_rows_a_gpu_must_answer_fail_only_on_cuda() -> None:
+    for status in (NEEDS_GPU, "skipped", "not measured"):
+        steps = [_step("ncu-bytes", Row("ncu", "-", "only a GPU has the counters", status))]
         assert results.exit_code(steps, "cpu") == results.EXIT_OK
         assert results.exit_code(steps, "cuda") == results.EXIT_FAILED
 
@@ -207,7 +211,7 @@ def test_sample_agreement_is_judged_as_the_validator_judges_quick_mode() -> None
         "samples/wrong": {"verdict": "wrong", "score": 0.0},
         "samples/hanging": {"verdict": "error", "score": 0.0},
     }
-    agreed, disagreed = gpu_steps._agreement(expectations, gradings)
+    agreed, disagreed = agreement(expectations, gradings)
     assert agreed == ["fast", "wrong"]
     assert disagreed == ["hanging (error, expected timeout)", "gone (not graded)"]
 
@@ -219,21 +223,21 @@ def test_a_samples_own_table_for_cuda_decides_there(tmp_path: Path) -> None:
         '[triton_kernel.cuda]\nverdict = "correct"\nscore = [6.0, 10.0]\n'
         '[fast]\nverdict = "correct"\nscore = [6.0, 10.0]\n'
     )
-    assert gpu_steps._expected_verdict(tmp_path, "triton_kernel", "cuda") == "correct"
-    assert gpu_steps._expected_verdict(tmp_path, "triton_kernel", "cpu") == "wrong"
-    assert gpu_steps._expected_verdict(tmp_path, "fast", "cuda") == "correct"
-    assert gpu_steps._expected_verdict(tmp_path, "cuda_inline", "cuda") == "correct"
+    assert expected_verdict(tmp_path, "triton_kernel", "cuda") == "correct"
+    assert expected_verdict(tmp_path, "triton_kernel", "cpu") == "wrong"
+    assert expected_verdict(tmp_path, "fast", "cuda") == "correct"
+    assert expected_verdict(tmp_path, "cuda_inline", "cuda") == "correct"
 
 
 def test_hardware_bytes_are_read_from_a_number_a_mapping_or_an_object() -> None:
     class Counted:
         dram_bytes = 12.0
 
-    assert gpu_steps._bytes_of(3) == 3.0
-    assert gpu_steps._bytes_of({"measured": True, "total_bytes": 7, "read_bytes": 4}) == 7.0
-    assert gpu_steps._bytes_of(Counted()) == 12.0
-    assert gpu_steps._bytes_of({"measured": False, "total_bytes": None}) is None
-    assert gpu_steps._bytes_of(True) is None
+    assert bytes_of(3) == 3.0
+    assert bytes_of({"measured": True, "total_bytes": 7, "read_bytes": 4}) == 7.0
+    assert bytes_of(Counted()) == 12.0
+    assert bytes_of({"measured": False, "total_bytes": None}) is None
+    assert bytes_of(True) is None
 
 
 # ---------------------------------------------------------------------------- isolation
@@ -282,31 +286,114 @@ def test_a_step_left_without_time_is_recorded_as_not_run() -> None:
     (outcome,) = runner.run_all(list(STEPS[:1]), "cpu", True, log=[], total_s=1, echo=False)
     assert outcome.status == "not run"
     assert outcome.rows[-1].status == "FAIL"
+    assert results.exit_code([outcome], "cpu") == results.EXIT_FAILED
 
 
-# ---------------------------------------------------------------------------- a real run
+def only_a_gpu(ctx: StepContext) -> None:
+    ctx.needs_gpu("the driver's lock", "no CUDA driver on this machine")
 
 
-def test_a_cpu_quick_run_of_cheap_steps(tmp_path: Path) -> None:
-    """The command line end to end: the probe, one step in its child (calibration), the
-    CUDA-only steps skipped, the files written. The calibration's figures are not judged on
-    CPU, so the exit status depends on none of them."""
-    env = {k: v for k, v in os.environ.items() if k not in ("GRADERS_CACHE_DIR", "OUT")}
+def test_a_step_that_only_a_gpu_can_answer_is_neither_failed_nor_not_run() -> None:
+    step = Step("tests.graders.test_gpu_check:only_a_gpu", "gpu", only_a_gpu, 60, 60)
+    outcome = runner.run_step(step, "cpu", True, 60, log=[])
+    assert outcome.status == NEEDS_GPU and not results.step_failed(outcome)
+    assert [row.status for row in outcome.rows] == [NEEDS_GPU]
+    assert results.exit_code([outcome], "cpu") == results.EXIT_OK
+    assert results.exit_code([outcome], "cuda") == results.EXIT_FAILED  # a GPU must answer
+
+
+# ---------------------------------------------------------------------------- the plan
+
+
+def test_the_plan_adds_up_for_the_full_run_and_quick() -> None:
+    assert plan.problems(STEPS) == []
+    for quick in (False, True):
+        listed = plan.budgets(STEPS, quick)
+        assert listed[0][0].startswith("probe")  # the hardware's questions come first
+        assert sum(budget for _, budget in listed) <= plan.TOTAL_S == 420
+        assert all(0 < budget <= plan.TOTAL_S for _, budget in listed)
+    # The probe's share is there whether or not its step exists yet.
+    assert dict(plan.budgets(STEPS, False))[plan.budgets(STEPS, False)[0][0]] == 150
+    assert dict(plan.budgets(STEPS, True))[plan.budgets(STEPS, True)[0][0]] == 30
+
+
+def test_a_plan_over_the_total_is_reported() -> None:
+    big = Step("big", "too long", raises, 300, 430)
+    full, quick = plan.problems([*STEPS, big])
+    assert full.startswith("full: the budgets add up to") and full.endswith("over 420 s")
+    assert quick.startswith("--quick: the budgets add up to") and quick.endswith("over 420 s")
+    assert plan.problems([Step("none", "no budget", raises, 0, 10)]) == ["full: none has no budget"]
+
+
+def test_the_plan_command_prints_each_budget_and_the_total() -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "graders", "gpu-check", "--device", "cpu", "--quick",
-         "--only", "calibration", "--only", "ncu-bytes", "--only", "compiled-samples",
-         "--out", str(tmp_path), "--budget-factor", "8"],  # never stopped by a busy machine
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=600,
+        [sys.executable, "-m", "graders", "gpu-check", "--plan"],
+        cwd=REPO, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    assert "== containment" in done.stdout and "engine will use:" in done.stdout
-    table = (tmp_path / results.MARKDOWN).read_text()
-    assert "| calibrated bandwidth / datasheet |" in table
-    assert table.count("skipped: needs CUDA") == 2
-    data = json.loads((tmp_path / results.JSON_FILE).read_text())
-    assert [s["name"] for s in data["steps"]] == ["calibration", "compiled-samples", "ncu-bytes"]
-    assert [s["status"] for s in data["steps"]] == ["ok", "skipped", "skipped"]
-    assert data["steps"][0]["raw"]["peaks"]["gbps"] > 0
-    assert data["exit_code"] == 0
-    # Its own cache, removed after: a worker's calibration history is never touched.
-    assert "gpu-check-cache-" in data["cache_dir"] and not Path(data["cache_dir"]).exists()
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    for step in STEPS:
+        assert any(line.startswith(f"| {step.name} |") for line in lines), step.name
+    (total,) = [line for line in lines if line.startswith("| total")]
+    full, quick = (float(cell) for cell in total.strip("| ").split(" | ")[1:])
+    assert full <= 420 and quick <= 420
+    assert "plan problem" not in done.stdout
+
+
+# ---------------------------------------------------------------------------- the exercises
+
+
+def test_on_the_cpu_a_step_grades_the_cuda_spec_at_cpu_sizes() -> None:
+    from graders.spec.exercise import find_exercise
+
+    original = find_exercise("vector-add")
+    spec = exercises.exercise("vector-add", "cpu", quick=True)
+    assert spec.scoring.curves["cpu"] == original.scoring.curves["cuda"]
+    assert spec.sizes["cpu"].timed == {"n": original.sizes["cpu"].timed["n"] // 4}  # not 3 GiB
+    assert spec.content_hash != original.content_hash  # not the published exercise
+    assert exercises.needs_compare(spec, "cpu")
+    on_gpu = exercises.exercise("vector-add", "cuda", quick=True)  # a GPU: as published
+    for field in ("scoring", "sizes", "timing", "limits", "content_hash"):
+        assert getattr(on_gpu, field) == getattr(original, field), field
+
+
+def test_a_relative_curve_is_never_graded_without_its_companions() -> None:
+    spec = exercises.exercise("vector-add", "cpu", quick=True)
+    with pytest.raises(ValueError, match="must be graded with compare on"):
+        exercises.grade(spec, "", "cpu", compare=False)
+
+
+def test_on_a_gpu_one_grading_runs_at_a_time() -> None:
+    assert lanes("cuda") == 1 and lanes("cuda:0") == 1
+    assert lanes("cpu") >= 1
+
+
+def test_the_hostile_corpus_scales_each_exercise_for_the_gpu(tmp_path: Path) -> None:
+    """The quick copies: sizes a GPU grades a case in seconds, and a vector-add curve the
+    engine can score without companions (as its cases are graded) on either device."""
+    from graders.spec.exercise import ExerciseSpec, find_exercise
+    from tests.hostile import corpus
+
+    copies = corpus.Exercises(tmp_path)
+    for slug in ("vector-add", "layernorm", "softmax", "gelu-residual", "softmax-pool"):
+        spec = copies.get(slug)
+        assert isinstance(spec, ExerciseSpec)
+        original = find_exercise("softmax" if slug == "softmax-pool" else slug)
+        for device in ("cpu", "cuda"):
+            copy_bytes = spec.cost_bytes(spec.sizes[device].timed)
+            assert copy_bytes < original.cost_bytes(original.sizes[device].timed)
+        assert spec.cost_bytes(spec.sizes["cuda"].timed) >= 128 * 2**20  # past a GPU's L2
+        if slug == "vector-add":
+            for device in ("cpu", "cuda"):
+                assert not exercises.needs_compare(spec, device), device
+
+
+def test_the_probes_witness_reaches_the_later_steps(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Each step is a child process: the probe's choice travels in the environment they inherit.
+    monkeypatch.delenv("GRADERS_CUDA_LOCK", raising=False)
+    runner.follow_probe(StepOutcome("probe", "ok", raw={"gpu_completion": "driver_lock"}))
+    assert "GRADERS_CUDA_LOCK" not in os.environ
+    runner.follow_probe(StepOutcome("calibration", "ok", raw={"gpu_completion": "harness_sync"}))
+    assert "GRADERS_CUDA_LOCK" not in os.environ
+    runner.follow_probe(StepOutcome("probe", "ok", raw={"gpu_completion": "harness_sync"}))
+    assert os.environ["GRADERS_CUDA_LOCK"] == "0"
