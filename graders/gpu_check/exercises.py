@@ -123,6 +123,7 @@ def summary(report: Report) -> dict[str, Any]:
                 "points",
                 "calls_per_window",
                 "empty_window_s",
+                "empty_window_spread_s",
             )
         },
         "timings": dict(report.get("timings") or {}),

@@ -35,6 +35,10 @@ CV_TARGET = 0.01  # achieved GB/s over 5 gradings of vector-add's samples/fast.p
 FRACTION_TARGET = 0.85  # vector-add reference: achieved GB/s / calibrated peak
 MEMORY_TARGET = 2 * GIB  # the sandbox's host memory during vector-add's grading
 WARM_TARGET_S = 5.0  # a warm grading of vector-add, submit to report
+# What is left of the window's fixed cost in a figure: the empty windows' interquartile range
+# over the window, at most half the repeatability target, so it cannot make a CV of 1 %.
+SPREAD_TARGET = 0.005
+WINDOW_SPREAD = "vector-add: the fixed cost's spread (what a figure still holds of it)"
 
 
 def _gib(value: float) -> str:
@@ -283,6 +287,35 @@ def watch_sandboxes() -> Iterator[list[dict[str, Any]]]:
         setattr(launch.SandboxedProcess, "close", original)  # noqa: B010
 
 
+def window_rows(ctx: StepContext, figures: dict[str, Any]) -> None:
+    """The window's fixed cost. Its median is taken off every window, so what a figure still
+    holds of it is its spread (the empty windows' interquartile range), which is judged; its
+    size is recorded. A target on the size alone failed by design on a GPU: vector-add's
+    window holds as many 1 GiB calls as memory allows (about 5.4 ms), and a thaw, freeze,
+    lock, unlock and two messages do not fit in 2 % of that (issue 37, item 5)."""
+    calls, empty = figures.get("calls_per_window") or 1, figures.get("empty_window_s")
+    median, spread = figures.get("median_s"), figures.get("empty_window_spread_s")
+    if not empty or not median:
+        return
+    window = empty + calls * median
+    ctx.row(
+        "vector-add: the window's fixed cost (its median is subtracted)",
+        "recorded",
+        f"{empty * 1e6:.0f} us against {calls} call(s) of {median * 1e3:.3f} ms: "
+        f"{empty / window:.1%} of a window",
+        "info",
+    )
+    if spread is None:
+        ctx.row(WINDOW_SPREAD, f"<= {SPREAD_TARGET:.1%} of a window", "not in the report", "FAIL")
+        return
+    ctx.timing(
+        WINDOW_SPREAD,
+        f"<= {SPREAD_TARGET:.1%} of a window",
+        f"{spread * 1e6:.1f} us: {spread / window:.2%} of a window",
+        spread / window <= SPREAD_TARGET,
+    )
+
+
 def reference(ctx: StepContext) -> None:
     """One grading of vector-add's reference: its fraction of the calibrated bandwidth, and
     the sandbox's host memory peak."""
@@ -303,16 +336,7 @@ def reference(ctx: StepContext) -> None:
         else "no figure",
         fraction is not None and fraction >= FRACTION_TARGET,
     )
-    calls, empty = figures.get("calls_per_window") or 1, figures.get("empty_window_s")
-    median = figures.get("median_s")
-    if empty and median:
-        share = empty / (empty + calls * median)
-        ctx.row(
-            "vector-add: the window's fixed cost",
-            "<= 2% of a window (else calls per window or sizes go up)",
-            f"{empty * 1e6:.0f} us against {calls} call(s) of {median * 1e3:.3f} ms: {share:.1%}",
-            judged(share <= 0.02) if ctx.device != "cpu" else "info",
-        )
+    window_rows(ctx, figures)
     peaks = [s for s in seen if "peak_bytes" in s]
     if not peaks:
         why = "; ".join(s.get("error", s["kind"]) for s in seen) or "no sandbox was seen closing"

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from graders.gpu_check import exercises, plan, probe, results, runner
+from graders.gpu_check import exercises, plan, probe, results, runner, timing_steps
 from graders.gpu_check.ncu_step import bytes_of
 from graders.gpu_check.results import NEEDS_GPU, Row, StepOutcome
 from graders.gpu_check.sample_steps import agreement, expected_verdict, lanes
@@ -397,3 +397,20 @@ def test_the_probes_witness_reaches_the_later_steps(monkeypatch: pytest.MonkeyPa
     assert "GRADERS_CUDA_LOCK" not in os.environ
     runner.follow_probe(StepOutcome("probe", "ok", raw={"gpu_completion": "harness_sync"}))
     assert os.environ["GRADERS_CUDA_LOCK"] == "0"
+
+
+def test_the_windows_fixed_cost_is_judged_by_its_spread_not_its_size() -> None:
+    # A GPU window of 5 calls of 1.08 ms with 300 us of fixed cost: 5 % of the window, which
+    # the old "<= 2 %" row failed by design; the median is subtracted, so the spread is judged.
+    figures = {"calls_per_window": 5, "median_s": 1.08e-3, "empty_window_s": 300e-6}
+    steady = StepContext("cuda", quick=False)
+    timing_steps.window_rows(steady, {**figures, "empty_window_spread_s": 10e-6})
+    size, spread = steady.rows
+    assert size.status == "info" and "5.3% of a window" in size.value
+    assert spread.measure == timing_steps.WINDOW_SPREAD and spread.status == "pass"
+    unsteady = StepContext("cuda", quick=False)
+    timing_steps.window_rows(unsteady, {**figures, "empty_window_spread_s": 100e-6})
+    assert unsteady.rows[1].status == "FAIL" and "1.75% of a window" in unsteady.rows[1].value
+    on_cpu = StepContext("cpu", quick=True)
+    timing_steps.window_rows(on_cpu, {**figures, "empty_window_spread_s": 100e-6})
+    assert on_cpu.rows[1].status == "info"  # timings are recorded, not judged, on a CPU
