@@ -126,6 +126,15 @@ class OperatorWatch:
         """Whether every kernel wrapped is still the one the dispatcher runs."""
         return all(self._kernel(op, key) == ours for (op, key), ours in self._ours.items())
 
+    def close(self) -> None:
+        """Unregister every wrapper, restoring the library's kernels. The harness never
+        does (its process ends with its submission); a process that watches for a while
+        does."""
+        for library in self._libraries.values():
+            library._destroy()
+        self._libraries.clear()
+        self._ours.clear()
+
     def _problem(self, text: str) -> None:
         if len(self.problems) < MAX_PROBLEMS:
             self.problems.append(text[:300])
