@@ -40,6 +40,7 @@ from dataclasses import dataclass
 
 from graders.grading.phases import Grader, Outcome, Run
 from graders.harness.operator_watch import name_matches, operator_name
+from graders.sandbox.session import ChannelClosed
 from graders.spec.exercise import ExerciseSpec
 
 MAX_NAMES = 5000  # also the protocol's cap (graders/sandbox/protocol.py)
@@ -158,7 +159,11 @@ def check(grader: Grader, run: Run) -> Result:
         run.session.send("operators")
         reply = grader.receive(run, ("operators",), where, "setup_s")
         grader.pause(run, where)
+    except ChannelClosed:  # the request could not be written: the harness closed its end
+        return Unverified(spec.forbid, "the sandbox closed the grader's channel")
     except Outcome as failure:
+        if failure.verdict == "timeout":  # its budget's message would name another budget
+            return Unverified(spec.forbid, f"the sandbox did not answer in {_ANSWER_S:g} s")
         return Unverified(spec.forbid, _first_sentence(failure.message))
     try:
         calls = operator_calls(reply["calls"])
