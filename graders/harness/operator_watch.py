@@ -108,8 +108,12 @@ class OperatorWatch:
                 name = operator_name(qualified)
                 if name is None:
                     continue
-                if any(name_matches(name.partition("::")[2], p) for p in self.patterns):
+                if not any(name_matches(name.partition("::")[2], p) for p in self.patterns):
+                    continue
+                try:
                     self._wrap_operator(qualified, name)
+                except Exception as exc:  # one operator this torch will not say how to wrap
+                    self._problem(f"{qualified}: {exc!r}")
         if not self.wrapped:
             self._problem(f"no operator matched {', '.join(self.patterns)}")
 
