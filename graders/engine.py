@@ -38,7 +38,7 @@ from graders.grading import (
     warm,
 )
 from graders.grading.model_wrapping import wrap_model_submission
-from graders.grading.phases import Outcome, Run, comparison_fields
+from graders.grading.phases import Grader, Outcome, Run, comparison_fields
 from graders.measure import calibrate
 from graders.report import build as report
 from graders.report.types import ContainmentKind, ProfileRow, Report, Verdict
@@ -192,7 +192,7 @@ class _Grading:
         """Load, check and time ``run``; the Outcome that ended it early, if any."""
         grader, builder = bench.grader, self.builder
         try:
-            grader.load(run)
+            grader.load(run, watch=forbidden_ops.watch_patterns(self.spec))
             with bench.hush():
                 grader.check(run)
             builder.language = interpreted.observed_language(builder.language, self.device, run)
@@ -202,9 +202,7 @@ class _Grading:
                 # timed size is checked, then the operator rule, as for any submission.
                 with bench.hush():
                     interpreted.check_timed_size(grader, run)
-                finding = forbidden_ops.check(grader, run)
-                if finding is not None:
-                    builder.set_forbidden(finding.rules, finding.operators, finding.message())
+                self._apply_forbid(grader, run)
                 return None
             # Only a submission that passed its checks needs the companions: a cold bench
             # starts them now, a warm one has them running already.
@@ -221,12 +219,22 @@ class _Grading:
                     builder.companion_errors[name] = bench.companion_errors[name]
             _require_measure(self.spec, self.device, timed)
             builder.set_performance(timed, run.flags)
-            finding = forbidden_ops.check(grader, run)  # [rules] forbid: no performance points
-            if finding is not None:
-                builder.set_forbidden(finding.rules, finding.operators, finding.message())
+            self._apply_forbid(grader, run)
             return None
         except Outcome as outcome:
             return outcome
+
+    def _apply_forbid(self, grader: Grader, run: Run) -> None:
+        """[rules] forbid, from what the watch counted in every call since the load: a
+        forbidden operator, or counts that cannot be believed, cost the performance points;
+        a watch that could not be set costs nothing and is noted."""
+        result = forbidden_ops.check(grader, run)
+        if isinstance(result, forbidden_ops.Finding):
+            self.builder.set_forbidden(result.rules, result.operators, result.message())
+        elif isinstance(result, forbidden_ops.Unverified):
+            self.builder.set_forbidden(list(result.rules), [], result.message())
+        elif isinstance(result, forbidden_ops.Unwatched):
+            self.builder.notes.append(result.note())
 
     def _verdict(self, run: Run, ending: Outcome | None) -> tuple[Verdict, str | None]:
         if ending is None:

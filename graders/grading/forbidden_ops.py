@@ -1,38 +1,52 @@
 """``[rules] forbid``: the operators an exercise asks the student to write themselves.
 
-The check reads what the submission's call actually ran, not its source text: one untimed
-call under torch.profiler inside the sandbox (the harness's ``operators`` message) on the
-largest check size, after the timed phase, so that the timed calls' spot checks still catch
-an answer replayed from a cache. Matching is on operator names, so
-an alias (``getattr(torch, "soft" + "max")``, ``torch.ops.aten._softmax``, ``F.softmax``)
-is caught like the plain call. A finding keeps the correctness points and gives no
-performance points; the figures stay in the report, for the student to compare.
+The rule holds in the calls that are scored. Before the submission is imported, the harness
+wraps every operator whose name matches the exercise's patterns in PyTorch's dispatcher
+(graders/harness/operator_watch.py): each call of one, in any call of the submission, timed
+or not, at any size, from any thread, is counted, and the dispatcher then runs the library's
+kernel as before. After the timed phase the engine asks for the counts (the ``operators``
+message); no extra call is made. There is no profiled call for a submission to recognise and
+behave in, no thread the watch does not see, and no size it skips: code that runs the
+library's kernel only where it believes itself unobserved runs it where it is counted. What
+the harness keeps is one counter per operator, so a loop of a million small operators costs
+the watch nothing it has to store. An operator the exercise allows is not touched, so honest
+code's timed calls cost what they did.
 
-This is a teaching rule, not a security boundary: the sandbox writes the list, so code
-determined to hide an operator from the profiler can. The list is still checked as the
-untrusted input it is before a name of it is believed.
+Matching is on what an operator computes, by name: the operator's namespace and overload are
+dropped, then leading underscores; a pattern's words (split at ``_``) must appear among the
+operator's words in order. The patterns are each ``forbid`` name and its ``[rules] routes``,
+the library's other operators for the same math (softmax: ``logsumexp``; layernorm:
+``group_norm``, ``batch_norm``, ...). So ``softmax`` matches ``aten::softmax``,
+``aten::_softmax`` and ``aten::log_softmax``; ``batch_norm`` matches
+``aten::_native_batch_norm_legit``; ``scaled_dot_product_attention`` matches
+``aten::_scaled_dot_product_flash_attention_for_cpu``.
 
-How a name matches: the operator's namespace is dropped (``aten::``, ``mkldnn::``), then
-leading underscores; the forbidden name's words (split at ``_``) must appear in the
-operator's words in order. So ``softmax`` matches ``aten::softmax``, ``aten::_softmax`` and
-``aten::log_softmax``; ``layer_norm`` matches ``aten::native_layer_norm``;
-``scaled_dot_product_attention`` matches
-``aten::_scaled_dot_product_flash_attention_for_cpu``. Only names with a namespace count: a
-student's own ``record_function("my_softmax")`` range is not an operator.
+A finding keeps the correctness points and gives no performance points; the figures stay in
+the report, for the student to compare. The counts come from the sandbox and are checked
+before they are believed. When the watch could not be set (a torch without the dispatcher
+API it needs) the grade stands and the report says the rule was not checked. When the
+sandbox does not answer, answers out of schema, or the watch was unhooked, the grade cannot
+be shown to follow the rule: the correctness points stand, the performance points do not.
+
+This is a teaching rule, not a security boundary: the submission shares the harness's
+process and could unregister the watch and restore it; what ``intact`` checks catches the
+plain ways of removing it.
 """
 
 from __future__ import annotations
 
-import secrets
 import time
 from dataclasses import dataclass
 
 from graders.grading.phases import Grader, Outcome, Run
-from graders.spec.layouts import input_layout
+from graders.harness.operator_watch import name_matches, operator_name
+from graders.sandbox.session import ChannelClosed
+from graders.spec.exercise import ExerciseSpec
 
 MAX_NAMES = 5000  # also the protocol's cap (graders/sandbox/protocol.py)
 MAX_NAME_CHARS = 200
-_CHECK_S = 60.0  # the profiled call's budget, at most; setup_s when that is shorter
+# The ``operators`` reply runs no student code: the harness only reads its counters.
+_ANSWER_S = 20.0
 
 
 @dataclass(frozen=True)
@@ -53,75 +67,119 @@ class Finding:
         rule, operator = self.matches[0]
         return (
             f"Your result is correct, so the correctness points count, but your code ran "
-            f"{operator}, the library's {rule}, which this exercise asks you to write yourself "
-            f"([rules] forbid = {rule!r}). It gets no performance points: write {rule} from "
-            "simpler operations and resubmit."
+            f"{operator}, which computes the library's {rule}, which this exercise asks you to "
+            f"write yourself ([rules] forbid = {rule!r}). It gets no performance points: "
+            f"write {rule} from simpler operations and resubmit."
         )
 
 
-def operator_names(raw: object) -> list[str]:
-    """The sandbox's list of operator names, checked; ValueError saying what is wrong."""
-    if not isinstance(raw, list):
-        raise ValueError("the operator list is not a list")
+@dataclass(frozen=True)
+class Unverified:
+    """The watch's answer cannot be believed (no answer, out of schema, unhooked): what
+    earns the performance points cannot be shown to follow the rule."""
+
+    rules: tuple[str, ...]
+    reason: str
+
+    def message(self) -> str:
+        return (
+            "Your result is correct, so the correctness points count, but the grader could "
+            f"not read which operators your code ran ({self.reason}), so it cannot show that "
+            f"you wrote {', '.join(self.rules)} yourself, and gives no performance points. "
+            "Do not patch PyTorch's dispatcher or the grader's harness; resubmit."
+        )
+
+
+@dataclass(frozen=True)
+class Unwatched:
+    """The watch could not be set in the sandbox: the grader's failure, not the student's.
+    The grade stands; the report says the rule was not checked."""
+
+    reason: str
+
+    def note(self) -> str:
+        return (
+            "The grader could not watch which operators your code ran "
+            f"({self.reason}), so this exercise's rule about writing the operator yourself "
+            "was not checked; your grade does not depend on it."
+        )
+
+
+Result = Finding | Unverified | Unwatched | None
+
+
+def watch_patterns(spec: ExerciseSpec) -> tuple[str, ...]:
+    """The name patterns the harness wraps before the import: each forbid name and route."""
+    return tuple(dict.fromkeys(pattern for _, pattern in spec.forbidden_patterns()))
+
+
+def operator_calls(raw: object) -> dict[str, int]:
+    """The sandbox's counts per operator, checked; ValueError saying what is wrong."""
+    if not isinstance(raw, dict):
+        raise ValueError("the operator counts are not a table")
     if len(raw) > MAX_NAMES:
-        raise ValueError(f"the operator list holds {len(raw)} names, more than {MAX_NAMES}")
-    names = []
-    for name in raw:
+        raise ValueError(f"the operator counts hold {len(raw)} names, more than {MAX_NAMES}")
+    calls = {}
+    for name, count in raw.items():
         if not isinstance(name, str) or not name or len(name) > MAX_NAME_CHARS:
             raise ValueError(f"{str(name)[:40]!r} is not an operator name")
-        names.append(name)
-    return names
+        if type(count) is not int or count < 1:
+            raise ValueError(f"{name[:40]!r} has a count of {str(count)[:20]!r}")
+        calls[name] = count
+    return calls
 
 
-def _words(name: str) -> list[str]:
-    return [word for word in name.lstrip("_").split("_") if word]
-
-
-def _contains_in_order(words: list[str], wanted: list[str]) -> bool:
-    remaining = iter(words)
-    return all(any(word == want for word in remaining) for want in wanted)
-
-
-def matches(forbid: tuple[str, ...], names: list[str]) -> Finding | None:
-    """The forbidden operators among ``names`` (profiler keys such as ``aten::_softmax``)."""
+def matches(patterns: tuple[tuple[str, str], ...], names: list[str]) -> Finding | None:
+    """The forbidden operators among ``names`` (``aten::_softmax``, with or without an
+    overload), by (rule, pattern) pairs as ``ExerciseSpec.forbidden_patterns`` gives them."""
     found = []
     for name in names:
-        namespace, sep, operator = name.partition("::")
-        if not sep or not namespace or not operator:
+        operator = operator_name(name)
+        if operator is None:
             continue  # a record_function range, or a Python frame: not an operator
-        words = _words(operator.split(".")[0])
-        for rule in forbid:
-            if _contains_in_order(words, _words(rule)):
-                found.append((rule, name))
+        for rule, pattern in patterns:
+            if name_matches(operator.partition("::")[2], pattern):
+                found.append((rule, operator))
+                break
     return Finding(tuple(found)) if found else None
 
 
-def check(grader: Grader, run: Run) -> Finding | None:
-    """Run one untimed call of the loaded submission on the largest check size under the
-    profiler, and match what it ran against the exercise's ``forbid``. Raises the phases'
-    Outcome for what the submission did wrong (it raised, hung, or sent a malformed list)."""
+def check(grader: Grader, run: Run) -> Result:
+    """Ask the loaded submission's sandbox what the watch counted since the load, and match
+    it against the exercise's rules. Never raises for what the sandbox did: a sandbox that
+    does not answer or answers out of schema is ``Unverified``."""
     spec = grader.spec
-    if not spec.forbid:
+    patterns = spec.forbidden_patterns()
+    if not patterns:
         return None
-    # The largest check size, not the timed one: the profiler keeps a record of every operator
-    # call, and a correct row-by-row loop at the timed size made it outgrow the sandbox's
-    # memory (softmax, 1 GiB: hostile case work_after_check/watch_padding_faults.py).
-    sizes = max(spec.sizes[grader.device].check, key=lambda size: spec.cost_bytes(size))
-    layout = input_layout(spec, sizes)
-    grader.arena.fill(layout, secrets.randbits(63))
-    run.deadline = time.monotonic() + min(_CHECK_S, spec.limits.setup_s)
-    where = "in the call profiled for the exercise's forbidden operators"
-    grader.place_inputs(run, layout, where)
-    grader.thaw(run, where)
-    run.session.send("operators", inputs=grader.arena.placements(layout))
-    raw = grader.receive(run, ("operators",), where, "setup_s")["names"]
-    grader.pause(run, where)
+    where = "while the grader read which operators your code ran"
+    run.deadline = time.monotonic() + _ANSWER_S
     try:
-        names = operator_names(raw)
+        grader.thaw(run, where)
+        run.session.send("operators")
+        reply = grader.receive(run, ("operators",), where, "setup_s")
+        grader.pause(run, where)
+    except ChannelClosed:  # the request could not be written: the harness closed its end
+        return Unverified(spec.forbid, "the sandbox closed the grader's channel")
+    except Outcome as failure:
+        if failure.verdict == "timeout":  # its budget's message would name another budget
+            return Unverified(spec.forbid, f"the sandbox did not answer in {_ANSWER_S:g} s")
+        return Unverified(spec.forbid, _first_sentence(failure.message))
+    try:
+        calls = operator_calls(reply["calls"])
     except ValueError as exc:
-        raise Outcome(
-            "error",
-            f"The sandbox sent the grader a malformed list of operators ({exc}). Do not patch "
-            "the grader's harness or its profiler; return your result from your function.",
-        ) from None
-    return matches(spec.forbid, names)
+        return Unverified(spec.forbid, f"the sandbox sent a malformed list: {exc}")
+    finding = matches(patterns, sorted(calls))
+    if finding is not None:
+        return finding  # whatever else is wrong with the watch, this operator ran
+    if not reply["intact"]:
+        return Unverified(spec.forbid, "the grader's watch on operators was unhooked")
+    if not reply["wrapped"]:
+        problems = "; ".join(reply["problems"]) or "no operator could be watched"
+        return Unwatched(problems)
+    return None
+
+
+def _first_sentence(text: str | None) -> str:
+    sentence = (text or "the sandbox did not answer").split(". ")[0].rstrip(".")
+    return sentence[:300]

@@ -614,8 +614,10 @@ class Grader:
         run.containment.freeze()
         run.cpu_mark = run.containment.cpu_ns()
 
-    def load(self, run: Run) -> None:
-        """Let the harness import the submission, which must already be in its inbox."""
+    def load(self, run: Run, watch: tuple[str, ...] = ()) -> None:
+        """Let the harness import the submission, which must already be in its inbox.
+        ``watch``: name patterns of the operators the harness counts from before the import
+        on ([rules] forbid, graders/grading/forbidden_ops.py); companions have none."""
         loaded_at = time.monotonic()
         # Whatever an earlier grading left where this sandbox reads its inputs goes first.
         with _region_reachable("before your file was imported"):
@@ -625,7 +627,7 @@ class Grader:
         clock = CompileClock(run.containment.pids, loaded_at, limits.setup_s, limits.compile_s)
         run.setup_clock, run.deadline = clock, clock.look(loaded_at)
         self.thaw(run, "while your file was being imported")
-        run.session.send("load")
+        run.session.send("load", watch=list(watch))
         self.receive(run, ("loaded",), "while your file was being imported", "setup_s")
         self.pause(run, "after your file was imported")
         run.cpu_mark = run.containment.cpu_ns()

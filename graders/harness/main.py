@@ -26,13 +26,14 @@ the trusted side validates every message against graders/sandbox/protocol.py):
                                            one call per entry of ``calls``, each on its own
                                            inputs; one output description each; Triton
                                            kernels launched so far (CPU: interpreted)
-    <- load
+    <- load {watch?}                       ``watch``: name patterns of the operators to count
+                                           ([rules] forbid), wrapped before the import
     -> loaded | raised | exited | rejected after importing the submission
     <- go {calls}                          the submission's calls, same reply
     <- profile {inputs, top}               one call under torch.profiler
     -> profiled {ops}
-    <- operators {inputs}                  one untimed call under torch.profiler ([rules] forbid)
-    -> operators {names}
+    <- operators                           what the watch counted since the load: no call
+    -> operators {calls, wrapped, intact, problems}
     <- canary {n, flush_bytes, runs}      trusted companions only: the memory-bus canary
     -> canary {best_s}
     <- trace {inputs}                      CUDA: one call in an NVTX range, for Nsight Compute
@@ -55,6 +56,7 @@ from typing import Any
 
 from . import (
     compile_marks,
+    operator_watch,
     timing,  # binds the timer before any student code exists
     triton_interpreter,
 )
@@ -319,12 +321,20 @@ def main(job_path: str) -> None:
     # The last window's outputs, kept until the next ``go`` so the trusted side can read
     # them frozen; freed before the next calls allocate, so they do not pay for two sets.
     alive: list[Any] = []
+    watch = operator_watch.OperatorWatch(())
     while True:
         command = channel.receive()
         op = command["op"]
         if op == "exit":
             _leave()
+        if op == "operators":  # no call: the counts of every call since the load
+            channel.send("operators", **watch.report())
+            continue
         if op == "load":
+            # Before the import, so that nothing the submission runs (at import, in any call,
+            # on any thread) passes the watch; installing it runs no student code.
+            watch = operator_watch.OperatorWatch(command.get("watch") or ())
+            watch.install()
             loaded = _load(channel, submission, job["entry"])
             if loaded is None:
                 return
@@ -343,10 +353,6 @@ def main(job_path: str) -> None:
             elif op == "profile":
                 tensors = region.tensors(command["inputs"])
                 channel.send("profiled", ops=_profile(function, tensors, command.get("top", 10)))
-            elif op == "operators":
-                channel.send(
-                    "operators", names=_operator_names(region.tensors(command["inputs"]), function)
-                )
             elif op == "canary":  # asked of trusted companions only (bus_canary.py)
                 from . import bus_canary
 
@@ -391,19 +397,6 @@ def _profiler_notes_hidden() -> Iterator[None]:
         os.dup2(saved, 2)
         os.close(saved)
         os.close(quiet)
-
-
-def _operator_names(buffers: list[Any], function: Callable[..., Any]) -> list[str]:
-    """Every distinct operator one call ran, nested ones included (aten::softmax and the
-    aten::_softmax under it). Unlike _profile, a call that raises is the submission's."""
-    cuda = bool(buffers) and buffers[0].is_cuda
-    with _profiler_notes_hidden(), _profiler(cuda) as prof:
-        function(*buffers)
-        if cuda:
-            import torch
-
-            torch.cuda.synchronize()
-    return sorted({event.key[:200] for event in prof.key_averages()})
 
 
 def _warm_profiler() -> None:

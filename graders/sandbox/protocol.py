@@ -80,8 +80,16 @@ SCHEMAS: dict[str, dict[str, Check]] = {
     "profiled": {"ops": lambda value: isinstance(value, list) and len(value) <= 100},
     "traced": {},
     "canary": {"best_s": lambda value: isinstance(value, float) and 0 < value < 60},
-    # Checked name by name by graders/grading/forbidden_ops.py.
-    "operators": {"names": lambda value: isinstance(value, list) and len(value) <= 5000},
+    # The operator watch's counts ([rules] forbid), checked name by name by
+    # graders/grading/forbidden_ops.py; bounded here so that no reply is large.
+    "operators": {
+        "calls": lambda value: isinstance(value, dict) and len(value) <= 5000,
+        "wrapped": _integer(0),
+        "intact": lambda value: isinstance(value, bool),
+        "problems": lambda value: (
+            isinstance(value, list) and len(value) <= 5 and all(_string(300)(v) for v in value)
+        ),
+    },
 }
 
 _TENSOR_FIELDS: dict[str, Check] = {

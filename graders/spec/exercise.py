@@ -67,11 +67,14 @@ An exercise is a folder ``exercises/<chapter>/<slug>/`` holding:
     [rules]                                  # optional: teaching rules for submissions
     forbid = ["softmax"]                     # operators the student must write themselves:
     #   aten operator names without "aten::" (lower case, digits, underscores). A submission
-    #   whose profiled, untimed call ran a matching operator (graders/grading/forbidden_ops.py:
-    #   aliases and internal variants such as aten::_softmax or aten::log_softmax match) keeps
-    #   its correctness points and gets no performance points. The reference and naive
-    #   versions are exempt. A teaching rule, not a security boundary: code that hides its
-    #   operators from the profiler is a matter for the course's honesty policy.
+    #   that ran a matching operator, in any call, on any thread (graders/grading/
+    #   forbidden_ops.py: aliases and internal variants such as aten::_softmax or
+    #   aten::log_softmax match) keeps its correctness points and gets no performance points.
+    #   The reference and naive versions are exempt. A teaching rule, not a security boundary:
+    #   code that unhooks the grader's watch is a matter for the course's honesty policy.
+    routes.softmax = ["logsumexp"]           # optional: the library's other operators that
+    #   compute the same thing (the row's normaliser), matched like forbid's own names and
+    #   reported under its rule; each key must be a name in ``forbid``.
 
     [[check_cases]]                          # optional, any number: adversarial inputs
     name = "near_constant_rows"              # a Python identifier, unique; by convention
@@ -277,6 +280,14 @@ class ExerciseSpec:
     worker_kinds: tuple[str, ...] = ()
     # ``[rules] forbid``: operators a submission may not run (graders/grading/forbidden_ops.py).
     forbid: tuple[str, ...] = ()
+    # ``[rules] routes``: (rule, operator) pairs, the library's other routes to a rule's math.
+    routes: tuple[tuple[str, str], ...] = ()
+
+    def forbidden_patterns(self) -> tuple[tuple[str, str], ...]:
+        """(rule, operator name) for every rule of ``forbid``: its own name, then its routes.
+        A rule dropped from ``forbid`` (an exempt companion) takes its routes with it."""
+        own = tuple((rule, rule) for rule in self.forbid)
+        return own + tuple((rule, route) for rule, route in self.routes if rule in self.forbid)
 
     @property
     def max_score(self) -> float:
@@ -622,6 +633,7 @@ def load_exercise(folder: Path | str) -> ExerciseSpec:
             formulas[f"inputs.{item.name}.shape[{i}]"] = dim
     _validate_formulas(file, formulas, sizes)
     check_cases = _parse_check_cases(top, inputs, sizes)
+    forbid, routes = _parse_rules(top.sub("rules", {}))
     _validate_case_shapes(file, inputs, check_cases)
 
     tol_table = top.sub("tolerance", {})
@@ -662,34 +674,50 @@ def load_exercise(folder: Path | str) -> ExerciseSpec:
         kernelbench=kernelbench,
         check_cases=check_cases,
         worker_kinds=worker_kinds,
-        forbid=_parse_rules(top.sub("rules", {})),
+        forbid=forbid,
+        routes=routes,
     )
 
 
 OPERATOR_NAME = re.compile(r"[a-z][a-z0-9_]*")
 
 
-def _parse_rules(table: Table) -> tuple[str, ...]:
-    """``[rules] forbid``: aten operator names a submission may not run."""
-    table.only(("forbid",))
-    names = table.get("forbid", list, [])
+def _parse_rules(table: Table) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+    """``[rules]``: ``forbid`` (aten operator names a submission may not run) and ``routes``
+    (per forbidden name, the library's other operators for the same math)."""
+    table.only(("forbid", "routes"))
+    forbid = _operator_names(table, "forbid", table.get("forbid", list, []))
+    routes_table = table.sub("routes", {})
+    routes: list[tuple[str, str]] = []
+    for rule in routes_table.data:
+        if rule not in forbid:
+            raise routes_table.fail(
+                rule, f"{rule!r} is not in forbid: routes lead to a forbidden operator's math"
+            )
+        names = _operator_names(routes_table, rule, routes_table.get(rule, list))
+        routes += [(rule, name) for name in names if name != rule]
+    return forbid, tuple(routes)
+
+
+def _operator_names(table: Table, key: str, names: list[Any]) -> tuple[str, ...]:
+    """A list of aten operator names, as ``forbid`` and each ``routes`` entry take them."""
     for name in names:
         if not isinstance(name, str):
-            raise table.fail("forbid", f"{name!r} is not a string: list operator names in quotes")
+            raise table.fail(key, f"{name!r} is not a string: list operator names in quotes")
         if name.startswith("aten::"):
             raise table.fail(
-                "forbid", f"write {name.removeprefix('aten::')!r} without the 'aten::' prefix"
+                key, f"write {name.removeprefix('aten::')!r} without the 'aten::' prefix"
             )
         if not OPERATOR_NAME.fullmatch(name.lstrip("_")):
             raise table.fail(
-                "forbid",
+                key,
                 f"{name!r} is not an operator name: use the aten operator's name in lower case "
                 "with underscores, e.g. 'softmax', 'layer_norm' or 'scaled_dot_product_attention'",
             )
     # A leading underscore names an internal variant, which the base name matches anyway.
     cleaned = tuple(name.lstrip("_") for name in names)
     if len(set(cleaned)) != len(cleaned):
-        raise table.fail("forbid", "lists an operator twice")
+        raise table.fail(key, "lists an operator twice")
     return cleaned
 
 
