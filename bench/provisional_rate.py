@@ -68,6 +68,13 @@ def run(gradings: int, exercise: str) -> dict[str, Any]:
         for index in range(gradings):
             name, source = sources[index % len(sources)]
             rows.append(grade_once(spec, source, name))
+            row = rows[-1]
+            # One line a grading as it ends, so that a run cut short still says what it saw.
+            print(
+                f"{index + 1}/{gradings} {name}: {row['action']}, retaken {row['retaken']}, "
+                f"kept {row['kept']}, provisional {row['provisional']}",
+                flush=True,
+            )
         after = loadavg()
     finally:
         warm.close_all()
