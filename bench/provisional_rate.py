@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import statistics
 from collections import Counter
 from pathlib import Path
@@ -85,7 +86,10 @@ def summary(result: dict[str, Any]) -> list[str]:
     rows = result["rows"]
     retaken = [row["retaken"] for row in rows]
     actions = Counter(str(row["action"]) for row in rows)
-    detected = Counter(seen.split(":")[0] for row in rows for seen in row["detected"])
+    # Counted by kind: the figures in each sentence (how many calls) are left out.
+    detected = Counter(
+        re.sub(r"\d+", "N", seen.split(":")[0]) for row in rows for seen in row["detected"]
+    )
     provisional = sum(row["provisional"] for row in rows)
     return [
         f"exercise: {result['exercise']}; load average before {result['loadavg_before']}, "
