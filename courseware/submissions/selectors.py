@@ -14,7 +14,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import User
-from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet, Sum
+from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet, Subquery, Sum
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import ngettext
@@ -279,7 +279,11 @@ def grading_budget_for(*, user: User, now: datetime | None = None) -> GradingBud
     """How much of today's grading time this user's submissions took; None when the site sets
     no budget. The day is the site's (settings.TIME_ZONE), not the student's, so a time-zone
     cookie cannot start a new day early. Counted from each submission's first grading's
-    recorded duration: a regrade a person asked for, or a grader failure, costs nothing."""
+    recorded duration, and from each automatic regrade of provisional points (a grading that
+    follows a provisional one, asked for by no one: courseware/submissions/provisional.py),
+    which is load the student's submission puts on the workers (a TA's regrade of a
+    provisional submission counts as that regrade would: it sets no ``requested_by`` today).
+    Any other regrade a person asked for, or a grader failure, costs nothing."""
     limit = int(settings.GRADING_SECONDS_PER_DAY)
     if limit <= 0:
         return None
@@ -288,11 +292,13 @@ def grading_budget_for(*, user: User, now: datetime | None = None) -> GradingBud
     start = datetime.combine(today, time.min, tzinfo=zone)
     resets_at = datetime.combine(today + timedelta(days=1), time.min, tzinfo=zone)
     earlier = Grading.objects.filter(submission_id=OuterRef("submission_id"), pk__lt=OuterRef("pk"))
+    previous_provisional = Subquery(earlier.order_by("-pk").values("provisional")[:1])
     used = (
         Grading.objects.filter(
             submission__user=user, created_at__gte=start, duration_s__isnull=False
         )
-        .exclude(Exists(earlier))
+        .annotate(after_provisional=previous_provisional)
+        .filter(~Exists(earlier) | Q(requested_by__isnull=True, after_provisional=True))
         .aggregate(total=Sum("duration_s"))["total"]
     )
     return GradingBudget(limit_s=limit, used_s=float(used or 0.0), resets_at=resets_at)

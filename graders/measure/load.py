@@ -14,10 +14,12 @@ signals say a timed phase was disturbed:
   bench, when that is higher: a calibration taken in a busy minute reads low), the bus was
   shared;
 - **the spread**: what the curve scores missed the exercise's precision target while either of
-  the above was seen. A curve of absolute speed scores the submission's median; a relative
-  curve scores its speed over a companion's, round by round (graders/grading/phases.py keeps
-  timing until that ratio is known, not the median), so only the ratio's spread counts there:
-  a host whose bandwidth wanders slows both contenders of a round alike.
+  the above was seen in the figures (a shared bus, or a stalled call scored; a stalled call
+  measured again left nothing there). A curve of absolute speed scores the submission's
+  median; a relative curve scores its speed over a companion's, round by round
+  (graders/grading/phases.py keeps timing until that ratio is known, not the median), so only
+  the ratio's spread counts there: a host whose bandwidth wanders slows both contenders of a
+  round alike.
 
 What is done (:func:`decide`):
 
@@ -152,7 +154,12 @@ class LoadSignals:
         if self.companions_disturbed:
             names = " and ".join(f"the {name} version" for name in self.companions_disturbed)
             found.append(f"{names} could only be timed in calls that waited for their core")
-        load_seen = self.bus_busy or self.stalled_retaken or self.stalls_scored
+        # A stalled call measured again is not load that touched the figures: its time was
+        # replaced. Honest code has a few such retakes (0-3 a grading) and, on this project's
+        # hosts, an imprecise median or ratio now and then; the two together made one honest
+        # grading in five provisional (issue 38, class 4), and a submission that could summon
+        # stalls could buy regrades with them. Only load that stayed in the figures counts.
+        load_seen = self.bus_busy or self.stalls_scored
         if not self.precise and load_seen and anchor is None:
             found.append("the calls' times spread more than the exercise allows")
         if not self.ratio_precise and load_seen:

@@ -225,7 +225,43 @@ class CappedReader(threading.Thread):
         return text
 
 
-def _bind_python_args() -> list[str]:
+# Where the sandbox gets mounts of its own: a Python install below one of them would show up
+# in them (a checkout cloned under /tmp puts its venv's parent folders in every sandbox's
+# /tmp, which then does not start empty: issue 38, class 7).
+_OWN_MOUNTS = ("/tmp", "/dev", "/proc", SCRATCH_MOUNT, GRADER_MOUNT)
+# Where such a venv is mounted instead (a venv runs from any path; its base stays put).
+MOVED_PYTHON = "/opt/python"
+
+
+def _under(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+def python_roots() -> dict[str, str]:
+    """Each Python root the sandbox needs (the interpreter, the venv, the venv as the
+    interpreter's path names it) and the path it gets inside: its own, except a venv below a
+    place the sandbox mounts for itself, which moves under MOVED_PYTHON. A base interpreter
+    there stays (the venv's pyvenv.cfg names its path), and its parents show in that place."""
+    roots = {os.path.realpath(sys.base_prefix), os.path.realpath(sys.prefix), sys.prefix}
+    inside: dict[str, str] = {}
+    for index, root in enumerate(sorted(roots)):
+        is_venv = os.path.isfile(os.path.join(root, "pyvenv.cfg"))
+        if is_venv and any(_under(root, place) for place in _OWN_MOUNTS):
+            inside[root] = f"{MOVED_PYTHON}/{index}"
+        else:
+            inside[root] = root
+    return inside
+
+
+def path_inside(path: str, roots: dict[str, str]) -> str:
+    """``path`` as the sandbox sees it (the same unless it lies in a moved root)."""
+    for root, moved in roots.items():
+        if root != moved and _under(path, root):
+            return moved + path[len(root) :]
+    return path
+
+
+def _bind_python_args(roots: dict[str, str]) -> list[str]:
     """Read-only binds for the interpreter and the venv, with 0755 parents.
 
     The interpreter often lives under a private home (/root/.pyenv/...): only that
@@ -233,17 +269,16 @@ def _bind_python_args() -> list[str]:
     """
     args: list[str] = []
     made: set[str] = set()
-    roots = {os.path.realpath(sys.base_prefix), os.path.realpath(sys.prefix), sys.prefix}
-    for root in sorted(roots):
-        if root.startswith("/usr/") or root == "/usr":
+    for root, inside in sorted(roots.items()):
+        if inside.startswith("/usr/") or inside == "/usr":
             continue
-        for parent in reversed(Path(root).parents):
+        for parent in reversed(Path(inside).parents):
             p = str(parent)
             if p != "/" and p not in made:
                 args += ["--perms", "0755", "--dir", p]
                 made.add(p)
-        args += ["--ro-bind", root, root]
-        made.add(root)
+        args += ["--ro-bind", root, inside]
+        made.add(inside)
     return args
 
 
@@ -267,13 +302,14 @@ def _bwrap_args(
             args += ["--ro-bind", directory, directory]
     for item in _ETC_FILES:
         args += ["--ro-bind-try", item, item]
-    # /tmp first, then the interpreter: a checkout (and its venv) may itself live under /tmp,
-    # and a later mount covers an earlier one.
+    # /tmp first, then the interpreter: a later mount covers an earlier one, and a base
+    # interpreter may itself live under /tmp (a venv there is mounted elsewhere instead, so
+    # that the sandbox's /tmp starts empty: python_roots).
     args += [
         "--proc", "/proc", "--dev", "/dev",
         "--size", str(limits.tmpfs_mb * 1024 * 1024), "--perms", "1777", "--tmpfs", "/tmp",
     ]  # fmt: skip
-    args += _bind_python_args()
+    args += _bind_python_args(python_roots())
     args += [
         "--perms", "0755", "--dir", "/opt",
         # Only the harness package: the rest of graders/ (engine, loaders) stays outside.
@@ -480,6 +516,16 @@ def start(
         raise
 
 
+def _setenv_args(env: dict[str, str], roots: dict[str, str]) -> list[str]:
+    """bwrap's --setenv for each variable; PATH names the interpreter where its venv moved."""
+    args: list[str] = []
+    for key, value in env.items():
+        if key == "PATH":
+            value = ":".join(path_inside(part, roots) for part in value.split(":"))
+        args += ["--setenv", key, value]
+    return args
+
+
 def _start_contained(
     held: containment.Containment,
     command: Sequence[str],
@@ -518,8 +564,8 @@ def _start_contained(
             *_bwrap_args(scratch, grader_root, device, limits, env.get("CUDA_VISIBLE_DEVICES")),
             "--add-seccomp-fd", str(filter_fd), "--clearenv",
         ]  # fmt: skip
-        for key, value in env.items():
-            argv += ["--setenv", key, value]
+        roots = python_roots()
+        argv += _setenv_args(env, roots)
         if current == "root":
             uid = slot_uid(slot) if uid is None else uid
             setpriv = shutil.which("setpriv") or "/usr/bin/setpriv"
@@ -527,7 +573,8 @@ def _start_contained(
                 "--", setpriv, f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
                 "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs",
             ]  # fmt: skip
-        argv += ["--", *command] if current != "root" else list(command)
+        inside = [path_inside(command[0], roots), *command[1:]]
+        argv += ["--", *inside] if current != "root" else inside
         cwd = None
 
     def preexec() -> None:  # only when prlimit is missing (preexec is not thread-safe)

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from graders.locations import HARNESS_PARENT
-from graders.sandbox import containment
+from graders.sandbox import containment, kernel_threads
 from graders.sandbox import launch as sandbox
 
 GRADER_ROOT = HARNESS_PARENT  # only its harness/ is mounted
@@ -360,3 +360,66 @@ def test_every_large_tensor_gets_fresh_memory_of_its_own(scratch: sandbox.Scratc
     faults = [int(n) for n in out.split("faults [")[1].split("]")[0].split(",")]
     assert "heap [False, False, False]" in out, out
     assert all(count > 0 for count in faults), out  # fresh pages every time, never reused
+
+
+# A sandboxed program whose helper thread makes the kernel queue work on every core, its own
+# included, and wait for it (issue 38, class 4): fresh pages fill this core's per-CPU lists,
+# and mbind(MPOL_MF_MOVE) drains them through a kworker bound to the core.
+DRAINS_THROUGH_A_KWORKER = """
+import ctypes, errno, mmap, sys, threading, time
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+nodes = ctypes.c_ulong(1)
+def drain():
+    region = mmap.mmap(-1, 1 << 20)
+    region.write(b"x" * (1 << 20))
+    address = ctypes.addressof(ctypes.c_char.from_buffer(region))
+    return libc.syscall(237, ctypes.c_void_p(address), ctypes.c_ulong(1 << 20), 2,
+                        ctypes.byref(nodes), ctypes.c_ulong(64), 2)
+if drain() != 0:
+    print("mbind-refused", ctypes.get_errno(), flush=True)
+    sys.exit(0)
+def loop():
+    while True:
+        drain()
+threading.Thread(target=loop, daemon=True).start()
+print("ready", flush=True)
+end = time.monotonic() + 60
+while time.monotonic() < end:
+    pass
+"""
+
+
+@pytest.mark.skipif(not kernel_threads.visible(), reason="the kernel's threads are not visible")
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="mbind's number is x86_64's")
+def test_kernel_work_a_sandbox_queues_on_its_core_is_its_own(
+    kind: str, scratch: sandbox.Scratch
+) -> None:
+    """Issue 38, class 4: the kworker that drains the sandbox's core for its own mbind calls
+    is seen on that core, and its time is never excused as a stall: a mark taken after the
+    drains says no more than the wait beyond the kernel's threads' time."""
+    if sandbox.pick_core(0) is None:
+        pytest.skip("no core to pin the sandbox to")
+    process = start(scratch, DRAINS_THROUGH_A_KWORKER)
+    box = process.containment
+    try:
+        deadline = time.monotonic() + 15
+        while b"ready" not in process.stdout.data and b"mbind-refused" not in process.stdout.data:
+            assert process.poll() is None, process.stderr.text()
+            assert time.monotonic() < deadline, process.stderr.text()
+            time.sleep(0.05)
+        if b"mbind-refused" in process.stdout.data:
+            pytest.skip(f"mbind is refused here: {process.stdout.data!r}")
+        box.freeze()
+        cpu, mark = box.cpu_ns(), box.stall_mark()
+        box.thaw()
+        time.sleep(1.0)
+        box.freeze()
+        after = box.stall_mark()
+        kernel = kernel_threads.CoreKernelTime.between(mark.kernel, after.kernel)
+        waited = containment.waited_between(mark.waited, after.waited, box.cpu_ns() - cpu)
+        assert kernel > 0  # the drains ran on the sandbox's core, in kernel threads
+        stalled = containment.stalled_between(mark, after, box.cpu_ns() - cpu)
+        assert stalled == max(waited - kernel, 0)
+    finally:
+        process.close()

@@ -101,6 +101,20 @@ def test_a_relative_curve_judges_the_ratio_not_the_submissions_own_spread() -> N
     assert any("relative to the naive version" in seen for seen in decision.detected)
 
 
+def test_stalls_measured_again_do_not_make_a_spread_a_disturbance() -> None:
+    """Issue 38, class 4: an honest grading with one natural retake and a bimodal profile (an
+    imprecise median or ratio) went provisional. A retaken call's time is replaced, so the
+    spread left is the code's own: scored as measured, never timed again nor provisional."""
+    for measure in ("fraction_of_peak_bandwidth", "relative_to_reference"):
+        one_retake = LoadSignals(stalled_retaken=1, precise=False, ratio_precise=False)
+        decision = decide(one_retake, measure, remeasured=False)
+        assert decision.action == "remeasured" and not decision.provisional, measure
+        assert decision.detected == []
+        # A stall that stayed in the figures still makes the spread count.
+        kept = dataclasses.replace(one_retake, stalled_kept=1)
+        assert decide(kept, measure, remeasured=True).provisional, measure
+
+
 def test_a_second_disturbed_phase_is_provisional() -> None:
     decision = decide(BUSY_BUS, "fraction_of_peak_bandwidth", remeasured=True)
     assert decision.action == "provisional" and decision.provisional

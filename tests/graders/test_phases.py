@@ -11,8 +11,9 @@ import pytest
 from graders import GraderError, devices, grade
 from graders.grading import arena
 from graders.grading.phases import CallTiming, Grader, Outcome, Run
+from graders.sandbox import kernel_threads
 from graders.sandbox import launch as sandbox
-from graders.sandbox.containment import stalled_between
+from graders.sandbox.containment import StallMark, stalled_between, waited_between
 from graders.spec.exercise import ExerciseSpec
 
 
@@ -59,24 +60,35 @@ def test_only_a_stall_the_submission_cannot_cause_is_excused() -> None:
     """Issue 29, class 3: pressure figures (cgroup v2) are taken as they are; from per-task
     counters a task's wait counts only beyond the CPU time its siblings had, since the
     sandbox's own tasks taking turns on its core would otherwise read as a disturbance."""
-    assert stalled_between(1_000, 4_000_000, 0) == 3_999_000
-    assert stalled_between(5, 3, 0) == 0
+    assert waited_between(1_000, 4_000_000, 0) == 3_999_000
+    assert waited_between(5, 3, 0) == 0
     one = {7: (100, 50)}
-    assert stalled_between(one, {7: (9_000_100, 2_000_050)}, 9_000_000) == 2_000_000
+    assert waited_between(one, {7: (9_000_100, 2_000_050)}, 9_000_000) == 2_000_000
     # It slept: no CPU and no wait in the window, nothing to excuse.
-    assert stalled_between(one, {7: (100, 50)}, 0) == 0
+    assert waited_between(one, {7: (100, 50)}, 0) == 0
     # Two tasks of its own ran and both waited (for each other, as far as anyone can tell).
     two = {7: (0, 0), 8: (0, 0)}
     ran = {7: (5_000_000, 4_000_000), 8: (4_000_000, 5_000_000)}
-    assert stalled_between(two, ran, 9_000_000) == 0
+    assert waited_between(two, ran, 9_000_000) == 0
     # A task born in the window could have taken the core for as long as it ran, no more.
-    assert stalled_between(one, {7: (200, 3_000_050), 9: (10, 10)}, 110) == 2_999_990
+    assert waited_between(one, {7: (200, 3_000_050), 9: (10, 10)}, 110) == 2_999_990
     # One that ran and is gone too: the group's CPU time is more than the tasks left show.
-    assert stalled_between(one, {7: (1_000_100, 3_000_050)}, 5_000_000) == 0
+    assert waited_between(one, {7: (1_000_100, 3_000_050)}, 5_000_000) == 0
     # Its siblings ran a little (woken by the thaw's SIGCONT): only that much is theirs.
     ran = {7: (9_000_100, 2_000_050), 8: (20_000, 0)}
-    assert stalled_between({7: (100, 50), 8: (0, 0)}, ran, 9_020_000) == 1_980_000
-    assert stalled_between(3, one, 0) == 0
+    assert waited_between({7: (100, 50), 8: (0, 0)}, ran, 9_020_000) == 1_980_000
+    assert waited_between(3, one, 0) == 0
+    # The wait less the kernel's threads' time on the core, which the sandbox can summon.
+    bound, unbound = {30: (1_000, True)}, {40: (0, False)}
+    kernel_after = {30: (2_501_000, True), 40: (700_000, False), 50: (300_000, True)}
+    before = StallMark(1_000, {**bound, **unbound})
+    # 3_999_000 waited; the bound thread ran 2_500_000 and one born in between 300_000.
+    assert stalled_between(before, StallMark(4_000_000, kernel_after), 0) == 1_199_000
+    # An unbound thread last seen elsewhere at both readings ran elsewhere, as far as /proc says.
+    assert kernel_threads.CoreKernelTime.between(unbound, {40: (700_000, False)}) == 0
+    assert kernel_threads.CoreKernelTime.between(unbound, {40: (700_000, True)}) == 700_000
+    assert stalled_between(before, StallMark(2_000_000, kernel_after), 0) == 0
+    assert kernel_threads.parse_cpu_list("0-2,5") == {0, 1, 2, 5}
 
 
 @pytest.mark.skipif(

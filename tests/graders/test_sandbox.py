@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -132,3 +134,60 @@ def test_the_pipe_readers_stay_off_the_sandboxs_timing_core() -> None:
         os.close(write_end)
         reader.join(timeout=5)
         stream.close()
+
+
+# Run by an interpreter whose venv lies under /tmp: lists the sandbox's writable places.
+LISTS_WRITABLE_PLACES = """
+import json, sys, time
+from graders.locations import HARNESS_PARENT
+from graders.sandbox import launch as sandbox
+code = (
+    "import json, os; print(json.dumps({p: sorted(os.listdir(p)) for p in "
+    "('/tmp', os.path.expanduser('~'), '/dev/shm', os.getcwd())}))"
+)
+with sandbox.Scratch(sandbox.slot_uid(0) if sandbox.mode() == "root" else None) as scratch:
+    where = sandbox.layout(scratch.root, HARNESS_PARENT)
+    process = sandbox.start(
+        [sys.executable, "-c", code], scratch=scratch.root, grader_root=HARNESS_PARENT,
+        device="cpu", slot=0, limits=sandbox.SandboxLimits(cpu_s=30, memory_mb=1024),
+        env=sandbox.sandbox_env(where.scratch, "cpu"),
+    )
+    deadline = time.monotonic() + 60
+    while b"\\n" not in process.stdout.data and process.poll() is None:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    time.sleep(0.2)
+    print("LISTED" + process.stdout.text(settle_s=5).strip())
+    print(process.stderr.text()[-2000:], file=sys.stderr)
+    process.close()
+"""
+
+
+@pytest.mark.skipif(sys.prefix == sys.base_prefix, reason="the tests do not run in a venv")
+def test_a_checkout_under_tmp_leaves_the_sandboxs_tmp_empty() -> None:
+    """Issue 38, class 7: a fresh clone under /tmp ran its venv from there, and every sandbox's
+    /tmp then held the clone's folder (bwrap made the venv's parents in it), so the hostile
+    case runner_carry/files_left_behind.py found it there. Each writable place a sandbox has
+    starts empty wherever the checkout lives."""
+    import json
+    import subprocess
+    import tempfile
+
+    repo = Path(__file__).resolve().parents[2]
+    checkout = Path(tempfile.mkdtemp(dir="/tmp", prefix="checkout-"))
+    try:
+        (checkout / ".venv").symlink_to(os.path.realpath(sys.prefix))
+        done = subprocess.run(
+            [str(checkout / ".venv" / "bin" / "python"), "-c", LISTS_WRITABLE_PLACES],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=repo,
+            env={**os.environ, "PYTHONPATH": str(repo)},
+        )
+    finally:
+        shutil.rmtree(checkout)
+    assert "LISTED" in done.stdout, done.stdout + done.stderr
+    listed = json.loads(done.stdout.split("LISTED", 1)[1].split("\n", 1)[0])
+    assert listed["/tmp"] == [] and listed["/dev/shm"] == [], listed
+    assert listed["/scratch/home"] == [] and listed["/scratch"] == ["home", "in", "out"], listed
