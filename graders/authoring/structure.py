@@ -179,6 +179,67 @@ def check_real_and_degenerate(spec: ExerciseSpec, function: Callable[..., Any]) 
     return problems
 
 
+# The share of an output's smallest values that, set to 0, must fail the tolerance.
+SMALL_SHARE = 0.01
+# Above this much ideal traffic the timed size is not run here; the largest check size is.
+SMALL_VALUES_MAX_BYTES = 1 << 30
+
+
+def check_small_values(spec: ExerciseSpec, function: Callable[..., Any]) -> list[str]:
+    """On the CPU's timed size and inputs, the answer with its smallest 1 % of values set to 0
+    must fail the tolerance.
+
+    An ``atol`` above most of an output's values (softmax over logits of standard deviation
+    25: 99 % of the probabilities are below 1e-6) lets a kernel skip them and leave zeros; a
+    tolerance for such outputs compares small values relatively (``small_rtol``). The timed
+    size, not a check size: the timed calls are what the spot checks judge, and how far an
+    output's values spread depends on its shape (softmax's row width).
+    """
+    toml = spec.path / "exercise.toml"
+    if "cpu" not in spec.sizes:
+        return []
+    sizes = dict(spec.sizes["cpu"].timed)
+    if float(spec.cost_bytes(sizes)) > SMALL_VALUES_MAX_BYTES:
+        sizes = largest_check(spec)
+    tensors = harness_inputs.make(layout(spec, sizes), 4321, "cpu")
+    try:
+        with torch.no_grad():
+            expected = function(*tensors)
+    except Exception as exc:
+        return [
+            f"{toml}: field 'sizes.cpu.timed': reference.py raised {type(exc).__name__} on "
+            f"({_shapes_text(spec, sizes)}): {str(exc)[:300]}"
+        ]
+    if not isinstance(expected, torch.Tensor) or not expected.is_floating_point():
+        return []
+    smallest = smallest_values(expected, SMALL_SHARE)
+    if smallest is None:
+        return []
+    # The answer with these set to 0 differs from it only there: compare just them.
+    tol = correctness.tolerance_for(expected.dtype, spec.tolerance)
+    if not correctness.compare(torch.zeros_like(smallest), smallest, tol).passed:
+        return []
+    below = float((expected.abs() <= tol.atol).double().mean())
+    return [
+        f"{toml}: field 'tolerance': the answer with its smallest {100 * SMALL_SHARE:g}% of "
+        f"values set to 0 passes as correct on the timed inputs ({_shapes_text(spec, sizes)}; "
+        f"{100 * below:.3g}% of the values are below atol={tol.atol:g}); compare small values "
+        "relatively: set small_rtol, or lower atol"
+    ]
+
+
+def smallest_values(values: torch.Tensor, share: float) -> torch.Tensor | None:
+    """The smallest ``share`` (in magnitude, at least one) of the normal non-zero values of
+    ``values``, flat; None when it has none (all zero, or too small for the dtype to hold at
+    full precision, where hardware may flush them to 0 anyway)."""
+    flat = values.reshape(-1)
+    normal = flat[flat.abs() >= correctness.smallest_normal(values.dtype)]
+    if normal.numel() == 0:
+        return None
+    count = max(1, int(share * normal.numel()))
+    return normal[normal.abs().topk(count, largest=False, sorted=False).indices]
+
+
 def traffic(spec: ExerciseSpec, function: Callable[..., Any], sizes: Mapping[str, int]) -> Traffic:
     tensors = harness_inputs.make(layout(spec, sizes), 99, "cpu")
     counter = _TrafficCounter()

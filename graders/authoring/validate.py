@@ -347,7 +347,9 @@ def validate_exercise(
     # stand for one device: the CPU's sizes (the CUDA ones are checked on a GPU worker).
     shape_devices = ("cpu",) if spec.kernelbench is not None and "cpu" in spec.devices else None
     result.problems += structure.check_shapes(spec, reference, shape_devices)
-    result.problems += structure.check_real_and_degenerate(spec, reference)
+    result.problems += structure.check_real_and_degenerate(
+        spec, reference
+    ) + structure.check_small_values(spec, reference)
     result.problems += curve_problems(spec)
     if result.problems:  # gradings would only repeat the same failure, slowly
         store_result(result)

@@ -86,13 +86,29 @@ class _Errors:
     first: int | None = None  # flat index of the first mismatch
 
 
+def allowance(magnitude: torch.Tensor, tol: Tolerance, floor: float) -> torch.Tensor:
+    """The error each expected value (``magnitude`` = its absolute value) may have.
+
+    ``atol + rtol * |e|`` as torch.allclose, unless the tolerance sets ``small_rtol``: then
+    the absolute part is at most ``small_rtol * |e|``, so a value far below ``atol`` is still
+    compared relatively and 0 in its place is wrong (softmax: most probabilities of a row
+    of large logits are far below any useful atol). ``floor`` (the dtype's smallest normal
+    number, where such a tolerance applies) lets values that float hardware may flush to
+    zero be zero.
+    """
+    if tol.small_rtol is None:
+        return magnitude * tol.rtol + tol.atol
+    absolute = (magnitude * tol.small_rtol).clamp_max_(tol.atol).add_(floor)
+    return absolute.add_(magnitude * tol.rtol)
+
+
 def _compare_chunk(
-    g: torch.Tensor, e: torch.Tensor, tol: Tolerance, start: int, into: _Errors
+    g: torch.Tensor, e: torch.Tensor, tol: Tolerance, start: int, into: _Errors, floor: float
 ) -> None:
     g, e = g.to(torch.float64), e.to(torch.float64)
     abs_err = (g - e).abs_()
     magnitude = e.abs()
-    close = abs_err <= magnitude * tol.rtol + tol.atol
+    close = abs_err <= allowance(magnitude, tol, floor)
     max_abs = float(abs_err.max())  # NaN or inf when any error is not finite
     if not math.isfinite(max_abs):
         # isclose(equal_nan=True): NaN matches NaN and an infinity matches itself.
@@ -129,9 +145,10 @@ def compare(got: torch.Tensor, expected: torch.Tensor, tol: Tolerance) -> Compar
         return Comparison(True, max_abs_err=0.0, max_rel_err=0.0, mismatch_fraction=0.0)
     flat_got, flat_expected = got.reshape(-1), expected.reshape(-1)
     errors = _Errors()
+    floor = smallest_normal(expected.dtype)
     for start in range(0, flat_got.numel(), _CHUNK):
         stop = start + _CHUNK
-        _compare_chunk(flat_got[start:stop], flat_expected[start:stop], tol, start, errors)
+        _compare_chunk(flat_got[start:stop], flat_expected[start:stop], tol, start, errors, floor)
     mismatched = errors.mismatched
     result = Comparison(
         passed=mismatched == 0,
@@ -152,10 +169,37 @@ def compare(got: torch.Tensor, expected: torch.Tensor, tol: Tolerance) -> Compar
         }
         result.message = (
             f"{mismatched} of {got.numel()} values ({100 * mismatched / got.numel():.3g}%) are "
-            f"wrong beyond atol={tol.atol:g}, rtol={tol.rtol:g}; first at index "
+            f"wrong beyond {describe(tol)}; first at index "
             f"{tuple(index_tuple)}: got {got_value!r}, expected {want_value!r}."
+            + _small_value_hint(got_value, want_value, tol)
         )
     return result
+
+
+def describe(tol: Tolerance) -> str:
+    """The tolerance as a student's message states it."""
+    text = f"atol={tol.atol:g}, rtol={tol.rtol:g}"
+    if tol.small_rtol is not None:
+        text += (
+            f" (values below {tol.atol / tol.small_rtol:g} within "
+            f"{100 * tol.small_rtol:g}% of themselves)"
+        )
+    return text
+
+
+def _small_value_hint(got: float, want: float, tol: Tolerance) -> str:
+    """Why a small value left at 0 is wrong, where the tolerance compares it relatively."""
+    if tol.small_rtol is None or got != 0.0 or not 0.0 < abs(want) < tol.atol / tol.small_rtol:
+        return ""
+    return (
+        " Small values are compared relative to themselves, not to atol: every one must be "
+        "computed, none left at 0."
+    )
+
+
+def smallest_normal(dtype: torch.dtype) -> float:
+    """The dtype's smallest normal number (0 for integers): below it GPUs flush to zero."""
+    return float(torch.finfo(dtype).tiny) if dtype.is_floating_point else 0.0
 
 
 def mutated_input(

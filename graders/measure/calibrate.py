@@ -11,7 +11,8 @@ A single measurement can be wrong (one taken while the machine was busy read 9% 
 and skewed every grading after it), so each device keeps a bounded history in
 ``$GRADERS_CACHE_DIR/peaks.json`` (default ``~/.cache/gpu-courseware``), keyed by device
 name, torch version and thread count. The peak used is the median of the recent
-history; the device is measured again when its latest measurement is older than
+history (the CPU's FLOP/s: the highest recent one, graders/measure/matmul_peak.py); the
+device is measured again when its latest measurement is older than
 ``$GRADERS_RECALIBRATE_DAYS`` (default 7) or more than 3% off that median, and a
 measurement that disagrees is repeated a few times, keeping only what agrees.
 
@@ -44,6 +45,7 @@ from typing import Any
 
 from graders.errors import GraderError
 from graders.locations import REPO_ROOT, cache_dir
+from graders.measure import matmul_peak
 from graders.sandbox.launch import pick_core
 
 # The working set is that of vector-add's timed size: the figure the peak is a fraction of.
@@ -201,6 +203,18 @@ def remeasure(
     return (history + (agreeing or fresh))[-HISTORY_LIMIT:]
 
 
+def _flops_peak(history: list[Measurement]) -> float:
+    """The highest recent FLOP/s of the measurements that timed the matmul by its time on the
+    core (graders/measure/matmul_peak.py): such a figure reads low when the machine is busy,
+    never high, so the highest is the nearest to the peak. Without any (earlier CPU
+    measurements, which counted a wait for the core as the matmul's, and every GPU one), the
+    recent median as before."""
+    on_core = [m for m in current(history) if m.get("flops_timer") == matmul_peak.TIMER]
+    if on_core:
+        return float(max(m["flops_per_s"] for m in on_core[-RECENT:]))
+    return _recent_median(history, "flops_per_s")
+
+
 def summary(device: str, name: str, history: list[Measurement]) -> dict[str, Any]:
     """What callers read: the recent medians, plus how they were obtained."""
     usable = current(history)
@@ -210,7 +224,7 @@ def summary(device: str, name: str, history: list[Measurement]) -> dict[str, Any
     sheet = datasheet(shown)
     return {
         "gbps": _recent_median(history, "gbps"),
-        "flops_per_s": _recent_median(history, "flops_per_s"),
+        "flops_per_s": _flops_peak(history),
         # The largest recent flush: a flush too small lets a warm cache inflate a grading,
         # one too large only costs time (and is capped).
         "flush_bytes": max(flushes) if flushes else None,
@@ -465,12 +479,13 @@ def _measure(device: str, slot: int) -> Measurement:
     from graders.sandbox.launch import sandbox_env
 
     n = timed_elements(device)
+    shape = matmul_peak.timed_shape()
     command = [
         sys.executable,
         "-I",
         "-c",
         f"import sys; sys.path.insert(0, {str(REPO_ROOT)!r}); "
-        f"from graders.measure.calibrate import probe_main; probe_main({n})",
+        f"from graders.measure.calibrate import probe_main; probe_main({n}, {shape})",
     ]
     core = pick_core(slot)
     if core is not None and shutil.which("taskset"):
@@ -487,11 +502,13 @@ def _measure(device: str, slot: int) -> Measurement:
     return measured
 
 
-def probe_main(n: int) -> None:
+def probe_main(n: int, matmul_shape: tuple[int, int, int] = matmul_peak.FALLBACK_SHAPE) -> None:
     """Child side (CPU): flush size, triad ``a = b + 3 c`` and an fp32 matmul; one JSON line.
 
     Bandwidth counts 3 x 4 bytes per element (two reads, one write) and is the best of
-    ``TRIAD_RUNS`` calls, each after a cache flush, as STREAM reports a best run.
+    ``TRIAD_RUNS`` calls, each after a cache flush, as STREAM reports a best run. The matmul
+    is the matmul exercise's timed size, timed by each call's time on the core
+    (:mod:`graders.measure.matmul_peak`).
     """
     import torch
 
@@ -506,30 +523,18 @@ def probe_main(n: int) -> None:
     a = torch.zeros(n)
     # The same code as the memory-bus canary a grading runs, so the two figures compare.
     triad_s = triad_best_s(b, c, a, flusher, TRIAD_RUNS)
-    m = 1024
-    x, y = (torch.randn(m, m) for _ in range(2))
-    out = torch.empty(m, m)
-    matmul_s = _best_s(lambda: torch.mm(x, y, out=out), flusher, 5)
+    matmul = matmul_peak.measure(flusher, matmul_shape)
     print(
         json.dumps(
             {
                 "device_name": "cpu",
                 "gbps": 3 * n * 4 / triad_s / 1e9,
-                "flops_per_s": 2 * m**3 / matmul_s,
+                "flops_per_s": matmul["flops_per_s"],
+                "flops_timer": matmul["flops_timer"],
                 "flush_bytes": nbytes,
                 "method": f"triad a=b+s*c over 3x{n * 4 >> 20} MiB (private memory, huge pages), "
-                f"{nbytes >> 20} MiB flush before each call, best of {TRIAD_RUNS}; fp32 matmul "
-                f"{m}x{m}; perf_counter_ns, 1 thread",
+                f"{nbytes >> 20} MiB flush before each call, best of {TRIAD_RUNS}, "
+                f"perf_counter_ns; {matmul['matmul_method']}; 1 thread",
             }
         )
     )
-
-
-def _best_s(fn: Callable[[], object], flusher: Any, runs: int) -> float:
-    best = float("inf")
-    for _ in range(runs):
-        flusher.flush()
-        began = time.perf_counter_ns()
-        fn()
-        best = min(best, (time.perf_counter_ns() - began) / 1e9)
-    return best

@@ -36,6 +36,12 @@ An exercise is a folder ``exercises/<chapter>/<slug>/`` holding:
 
     [tolerance]                              # per output dtype, like torch.allclose
     float32 = { atol = 1e-6, rtol = 1e-5 }
+    #   optional small_rtol (softmax: 1e-2): the absolute part is at most small_rtol of the
+    #   expected value itself, so values far below atol are compared relatively and 0 in
+    #   place of a probability of 1e-9 is wrong; below the dtype's smallest normal number
+    #   (float32: 1.2e-38, where GPUs flush to zero) anything that small passes. For outputs
+    #   that span orders of magnitude: the validator refuses a tolerance under which the
+    #   answer with its smallest 1 % of values set to 0 passes (authoring/structure.py).
 
     [scoring]
     correctness_points = 6
@@ -189,8 +195,13 @@ class CheckCase:
 
 @dataclass(frozen=True)
 class Tolerance:
+    """Per output dtype: ``|got - expected| <= atol + rtol * |expected|`` (torch.allclose),
+    with the absolute part capped at ``small_rtol * |expected|`` when ``small_rtol`` is set
+    (graders/grading/correctness.py: ``allowance``)."""
+
     atol: float
     rtol: float
+    small_rtol: float | None = None
 
 
 @dataclass(frozen=True)
@@ -514,6 +525,19 @@ def _parse_scoring(table: Table, devices: tuple[str, ...]) -> Scoring:
     return Scoring(correctness, performance, curves)
 
 
+def _parse_tolerance(table: Table) -> Tolerance:
+    table.only(("atol", "rtol", "small_rtol"))
+    atol = table.number("atol", 0.0, sign="non_negative")
+    rtol = table.number("rtol", 0.0, sign="non_negative")
+    if "small_rtol" not in table:
+        return Tolerance(atol, rtol)
+    small_rtol = table.number("small_rtol", sign="positive")
+    if rtol + small_rtol >= 1.0:
+        # Then 0 in place of a small value would be within the tolerance: the key's purpose.
+        raise table.fail("small_rtol", f"rtol + small_rtol must be < 1, got {rtol + small_rtol:g}")
+    return Tolerance(atol, rtol, small_rtol)
+
+
 def _parse_limits(table: Table) -> Limits:
     table.only(Limits.__dataclass_fields__)
     d = Limits()
@@ -640,12 +664,7 @@ def load_exercise(folder: Path | str) -> ExerciseSpec:
     tol_table.only(DTYPE_SIZES)
     tolerance = {}
     for dtype in tol_table.data:
-        entry_tol = tol_table.sub(dtype)
-        entry_tol.only(("atol", "rtol"))
-        tolerance[dtype] = Tolerance(
-            entry_tol.number("atol", 0.0),
-            entry_tol.number("rtol", 0.0),
-        )
+        tolerance[dtype] = _parse_tolerance(tol_table.sub(dtype))
 
     correctness = top.sub("correctness", {})
     correctness.only(("allow_input_mutation",))

@@ -12,7 +12,8 @@ docstring (first markdown cell for a notebook) starts with a TOML block:
     flags = ["timing_inconsistent"]   # optional: these must all be in the report's flags
     stdout = "substring"              # optional: the sandbox's stdout must contain it
     exercise = "vector-add"           # optional: vector-add (default), layernorm, softmax,
-                                      #   gelu-residual, softmax-pool, fusion-notebook
+                                      #   gelu-residual, softmax-pool, attention,
+                                      #   fusion-notebook
     zero_cells = ["test-fused"]       # optional (notebooks): these cells must score 0
     compare = true                    # optional: time the reference and naive alongside (the
                                       #   CPU curves of layernorm, softmax and gelu-residual
@@ -99,6 +100,11 @@ _TIMED = {
     "softmax-pool": {
         r"timed = \{ rows = 4096, cols = 2048 \}": "timed = { rows = 2048, cols = 2048 }",
         **_CUDA_SOFTMAX,
+    },
+    "attention": {
+        r"timed = \{ batch = 1, heads = 2, seq = 4096, dim = 16 \}": (
+            "timed = { batch = 1, heads = 2, seq = 512, dim = 16 }"
+        )
     },
 }
 # Quick copies that are a variant of another exercise (the folder they are copied from).
