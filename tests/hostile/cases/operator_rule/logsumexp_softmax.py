@@ -9,7 +9,9 @@ compare = true
 
 How it would gain: [rules] forbid matched the words of "softmax" in the operators' names, and
 torch.logsumexp computes the same row reduction (the log of softmax's denominator, with the
-maximum subtracted) without the word in its name. The rest is one subtraction and one exp.
+maximum subtracted) without the word in its name. The rest is one subtraction and one exp,
+in float64: in float32, x - logsumexp(x) loses digits on the check case's large logits, and
+the case must be right to show that only the rule takes its points.
 
 What the engine must do: match by what an operator computes: softmax's routes
 ([rules] routes in exercise.toml) include logsumexp. Correctness points only.
@@ -19,4 +21,5 @@ import torch
 
 
 def softmax(x: torch.Tensor) -> torch.Tensor:
-    return torch.exp(x - torch.logsumexp(x, dim=-1, keepdim=True))
+    wide = x.double()
+    return torch.exp(wide - torch.logsumexp(wide, dim=-1, keepdim=True)).float()
