@@ -29,6 +29,10 @@ ENV DEBIAN_FRONTEND=noninteractive \
 #   libseccomp2  the seccomp filter, through pyseccomp
 #   cuda-nsight-compute-13-0  ncu, which counts a submission's DRAM bytes in an untimed call
 #                (graders/grading/hardware_profile.py), from the CUDA image's own apt source
+#   cuda-nvcc-13-0, cuda-cudart-dev-13-0, g++  nvcc, the runtime's headers and the host
+#                compiler: a CUDA C++ submission is built by load_inline inside the sandbox,
+#                which finds the toolkit as graders/sandbox/cuda_tools.py does (the runtime
+#                image has none of them)
 # procps gives deploy/healthcheck.sh pgrep; tini is PID 1 (signals on, orphans reaped).
 RUN apt-get update \
  && apt-get install -y --no-install-recommends software-properties-common gpg-agent \
@@ -37,6 +41,7 @@ RUN apt-get update \
  && apt-get install -y --no-install-recommends \
       python3.11 python3.11-venv make ca-certificates \
       bubblewrap util-linux libseccomp2 procps tini cuda-nsight-compute-13-0 \
+      cuda-nvcc-13-0 cuda-cudart-dev-13-0 g++ \
  && apt-get purge -y --auto-remove software-properties-common gpg-agent \
  && rm -rf /var/lib/apt/lists/*
 

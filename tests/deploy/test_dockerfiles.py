@@ -15,7 +15,8 @@ from .layout import DEPLOY, ROOT
 DOCKERFILES = sorted((DEPLOY / "docker").glob("*.Dockerfile"))
 # The Debian/Ubuntu package of each program graders/ looks up with shutil.which.
 PACKAGE_OF = {"bwrap": "bubblewrap", "taskset": "util-linux", "prlimit": "util-linux",
-              "setpriv": "util-linux", "ncu": "cuda-nsight-compute-13-0"}  # fmt: skip
+              "setpriv": "util-linux", "ncu": "cuda-nsight-compute-13-0",
+              "nvcc": "cuda-nvcc-13-0"}  # fmt: skip
 
 
 def instructions(path: Path) -> list[tuple[str, str]]:
