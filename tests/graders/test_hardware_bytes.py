@@ -8,6 +8,7 @@ script) that answers as the real one does where it works and where it may not.
 
 from __future__ import annotations
 
+import os
 import sys
 import textwrap
 from pathlib import Path
@@ -292,6 +293,7 @@ def test_probe_outputs():
 FAKE_NCU = """\
 #!{python}
 import socket
+import os
 import sys
 args = sys.argv[1:]
 mode = {mode!r}
@@ -324,7 +326,10 @@ def fake_ncu(tmp_path, monkeypatch):
 
     def make(mode: str) -> Path:
         script = folder / "ncu"
-        script.write_text(FAKE_NCU.format(python=sys.executable, mode=mode, perm=PERM, raw=RAW))
+        # The interpreter itself, not the venv's link to it: a venv below /tmp is mounted
+        # elsewhere in the sandbox (graders/sandbox/launch.py), where its path would not exist.
+        python = os.path.realpath(sys.executable)
+        script.write_text(FAKE_NCU.format(python=python, mode=mode, perm=PERM, raw=RAW))
         script.chmod(0o755)
         monkeypatch.setenv("GRADERS_NCU", str(script))
         monkeypatch.setattr(hb, "_cached", {})
