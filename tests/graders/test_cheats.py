@@ -73,7 +73,7 @@ def test_sandbox_hides_reference_network_and_privileges(graded, quick_spec) -> N
     real_reference = str((quick_spec.path.parents[2] / "exercises").resolve())
     sys_prefixes = sorted({sys.prefix, sys.base_prefix})
     source = textwrap.dedent(f"""
-        import json, os, socket, torch
+        import json, os, socket, sys, torch
         facts = {{}}
         facts["reference_visible"] = os.path.exists({reference!r})
         facts["repo_exercises_visible"] = os.path.exists({real_reference!r})
@@ -106,7 +106,9 @@ def test_sandbox_hides_reference_network_and_privileges(graded, quick_spec) -> N
         # System trees (and merged-/usr's links to them) hold no course files, and walking
         # them cold can outlast the import limit: prune them, do not just filter them out.
         system = ("/proc", "/sys", "/dev", "/usr", "/lib", "/lib64", "/bin", "/sbin")
-        prefixes = {sys_prefixes!r}
+        # The interpreter's trees as this process sees them too: a venv below /tmp is
+        # mounted elsewhere in the sandbox (graders/sandbox/launch.py).
+        prefixes = {sys_prefixes!r} + [sys.prefix, sys.base_prefix]
         found = []
         for d, subdirs, fs in os.walk("/"):
             subdirs[:] = [
